@@ -1,0 +1,68 @@
+"""The one exception hierarchy of strands-voice: everything raised on purpose derives from StrandsVoiceError."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AudioEncodingError",
+    "FrameDecodeError",
+    "MissingDependencyError",
+    "StrandsVoiceError",
+    "TTSConnectionError",
+    "TTSError",
+    "TTSRequestError",
+    "TTSTimeoutError",
+]
+
+
+class StrandsVoiceError(Exception):
+    """Root of every error strands-voice raises on purpose."""
+
+
+class FrameDecodeError(StrandsVoiceError):
+    """A Leg 1 frame could not be decoded into a valid message.
+
+    Attributes:
+        code: The PROTOCOL.md error code that answers it (`invalid_json` or `invalid_request`).
+        message: A message written for a person; never exception text.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class AudioEncodingError(StrandsVoiceError):
+    """Audio could not be encoded or decoded in the requested format."""
+
+
+class MissingDependencyError(StrandsVoiceError, ImportError):
+    """An optional dependency is not installed; the message says what to install."""
+
+
+class TTSError(StrandsVoiceError):
+    """Speech synthesis failed.
+
+    Attributes:
+        code: A PROTOCOL.md error code (`internal`, `busy`, ...) or a transport code.
+        message: What happened, for a person.
+        request_id: The request it concerns, when known.
+    """
+
+    def __init__(self, code: str, message: str, request_id: str | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+class TTSRequestError(TTSError):
+    """The endpoint answered one request with an `error` frame; the session stays usable."""
+
+
+class TTSConnectionError(TTSError):
+    """The TTS session could not be opened, or the connection dropped."""
+
+
+class TTSTimeoutError(TTSError):
+    """Connecting took too long, or the endpoint went silent while audio was owed."""

@@ -1,0 +1,307 @@
+"""Leg 1 frame codec (sans-I/O): typed messages for every row of PROTOCOL.md, and their encoding.
+
+Client → server: :class:`Synthesize`, :class:`Cancel`, :class:`Close`.
+Server → client: :class:`SynthesisStart`, audio bytes, :class:`SynthesisComplete`,
+:class:`SynthesisCancelled`, :class:`ErrorFrame`.
+
+Control frames are UTF-8 JSON objects. Where a transport does not keep frame kinds, a chunk is a control
+frame only if the WHOLE chunk decodes as UTF-8 JSON to an object (see :func:`is_control_frame`); raw PCM
+that happens to begin with ``{`` stays audio.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from strands_voice.errors import FrameDecodeError
+
+__all__ = [
+    "DEFAULT_CHANNELS",
+    "DEFAULT_FORMAT",
+    "DEFAULT_SAMPLE_RATE",
+    "ERROR_CODES",
+    "Cancel",
+    "ClientMessage",
+    "Close",
+    "ErrorCode",
+    "ErrorFrame",
+    "ServerMessage",
+    "SynthesisCancelled",
+    "SynthesisComplete",
+    "SynthesisStart",
+    "Synthesize",
+    "decode_client_message",
+    "decode_server_control",
+    "decode_server_frame",
+    "encode_client_message",
+    "encode_server_message",
+    "is_control_frame",
+]
+
+DEFAULT_FORMAT: Final = "pcm16"
+DEFAULT_SAMPLE_RATE: Final = 24_000
+DEFAULT_CHANNELS: Final = 1
+
+ErrorCode = Literal["invalid_json", "invalid_request", "text_too_long", "unknown_voice", "busy", "internal"]
+ERROR_CODES: Final[frozenset[str]] = frozenset(
+    {"invalid_json", "invalid_request", "text_too_long", "unknown_voice", "busy", "internal"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesize:
+    """Synthesize one chunk of text (``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``)."""
+
+    text: str
+    voice: str | None = None
+    speed: float | None = None
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Drop the named request, or every queued and running one when ``request_id`` is None (barge-in)."""
+
+    request_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Finish what was already sent, then close the session with code 1000."""
+
+
+ClientMessage = Synthesize | Cancel | Close
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisStart:
+    """Sent before the first audio of a request."""
+
+    request_id: str
+    format: str = DEFAULT_FORMAT
+    sample_rate: int = DEFAULT_SAMPLE_RATE
+    channels: int = DEFAULT_CHANNELS
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisComplete:
+    """Sent after the last audio byte of a request."""
+
+    request_id: str
+    audio_bytes: int
+    total_duration_s: float
+    elapsed_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisCancelled:
+    """A cancelled request ends; no more audio for it follows."""
+
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorFrame:
+    """A request failed (or a frame could not be read); the session stays open."""
+
+    code: str
+    message: str
+    request_id: str | None = None
+
+
+ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | ErrorFrame
+
+
+def _dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_client_message(message: ClientMessage) -> str:
+    """Encode a client message as one JSON text frame; optional fields left as None are omitted."""
+    if isinstance(message, Synthesize):
+        obj: dict[str, Any] = {"type": "synthesize", "text": message.text}
+        if message.voice is not None:
+            obj["voice"] = message.voice
+        if message.speed is not None:
+            obj["speed"] = message.speed
+        if message.request_id is not None:
+            obj["request_id"] = message.request_id
+        return _dumps(obj)
+    if isinstance(message, Cancel):
+        obj = {"type": "cancel"}
+        if message.request_id is not None:
+            obj["request_id"] = message.request_id
+        return _dumps(obj)
+    if isinstance(message, Close):
+        return _dumps({"type": "close"})
+    raise TypeError(f"not a client message: {type(message).__name__}")
+
+
+def encode_server_message(message: ServerMessage) -> str:
+    """Encode a server control message as one JSON text frame."""
+    if isinstance(message, SynthesisStart):
+        return _dumps(
+            {
+                "type": "synthesis_start",
+                "request_id": message.request_id,
+                "format": message.format,
+                "sample_rate": message.sample_rate,
+                "channels": message.channels,
+            }
+        )
+    if isinstance(message, SynthesisComplete):
+        return _dumps(
+            {
+                "type": "synthesis_complete",
+                "request_id": message.request_id,
+                "audio_bytes": message.audio_bytes,
+                "total_duration_s": message.total_duration_s,
+                "elapsed_s": message.elapsed_s,
+            }
+        )
+    if isinstance(message, SynthesisCancelled):
+        return _dumps({"type": "synthesis_cancelled", "request_id": message.request_id})
+    if isinstance(message, ErrorFrame):
+        obj: dict[str, Any] = {"type": "error", "code": message.code, "message": message.message}
+        if message.request_id is not None:
+            obj["request_id"] = message.request_id
+        return _dumps(obj)
+    raise TypeError(f"not a server message: {type(message).__name__}")
+
+
+def _parse_object(data: str | bytes) -> dict[str, Any]:
+    """Parse a frame as a JSON object, raising FrameDecodeError(invalid_json) otherwise."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError:
+            raise FrameDecodeError("invalid_json", "The message is not valid UTF-8.") from None
+    else:
+        text = data
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        raise FrameDecodeError("invalid_json", "The message is not valid JSON.") from None
+    if not isinstance(obj, dict):
+        raise FrameDecodeError("invalid_json", "The message must be a JSON object.")
+    return obj
+
+
+def _optional_str(obj: dict[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise FrameDecodeError("invalid_request", f"'{key}' must be a string.")
+    return value
+
+
+def decode_client_message(data: str | bytes) -> ClientMessage:
+    """Decode one client frame (text or binary, UTF-8 JSON either way).
+
+    Type and presence are checked here; limits that depend on the server (text length, speed range,
+    known voices) are the server's to check.
+
+    Raises:
+        FrameDecodeError: with code ``invalid_json`` (not UTF-8 JSON object) or ``invalid_request``.
+    """
+    obj = _parse_object(data)
+    kind = obj.get("type")
+    if kind is None and "text" in obj:
+        kind = "synthesize"
+    if kind == "synthesize":
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise FrameDecodeError("invalid_request", "'text' is required and must be a string.")
+        if not text.strip():
+            raise FrameDecodeError("invalid_request", "'text' must not be empty.")
+        speed = obj.get("speed")
+        if speed is not None:
+            if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):
+                raise FrameDecodeError("invalid_request", "'speed' must be a number.")
+            speed = float(speed)
+        return Synthesize(
+            text=text,
+            voice=_optional_str(obj, "voice"),
+            speed=speed,
+            request_id=_optional_str(obj, "request_id"),
+        )
+    if kind == "cancel":
+        return Cancel(request_id=_optional_str(obj, "request_id"))
+    if kind == "close":
+        return Close()
+    if kind is None:
+        raise FrameDecodeError("invalid_request", "The message needs a 'type' or a 'text'.")
+    if not isinstance(kind, str):
+        raise FrameDecodeError("invalid_request", "'type' must be a string.")
+    raise FrameDecodeError("invalid_request", "Unknown message type; expected synthesize, cancel or close.")
+
+
+def decode_server_control(data: str | bytes) -> ServerMessage:
+    """Decode one server control frame.
+
+    Raises:
+        FrameDecodeError: the frame is not a known, well-formed server message.
+    """
+    obj = _parse_object(data)
+    kind = obj.get("type")
+    try:
+        if kind == "synthesis_start":
+            return SynthesisStart(
+                request_id=str(obj["request_id"]),
+                format=str(obj.get("format", DEFAULT_FORMAT)),
+                sample_rate=int(obj.get("sample_rate", DEFAULT_SAMPLE_RATE)),
+                channels=int(obj.get("channels", DEFAULT_CHANNELS)),
+            )
+        if kind == "synthesis_complete":
+            return SynthesisComplete(
+                request_id=str(obj["request_id"]),
+                audio_bytes=int(obj["audio_bytes"]),
+                total_duration_s=float(obj["total_duration_s"]),
+                elapsed_s=float(obj.get("elapsed_s", 0.0)),
+            )
+        if kind == "synthesis_cancelled":
+            return SynthesisCancelled(request_id=str(obj["request_id"]))
+        if kind == "error":
+            rid = obj.get("request_id")
+            return ErrorFrame(
+                code=str(obj.get("code", "internal")),
+                message=str(obj.get("message", "")),
+                request_id=None if rid is None else str(rid),
+            )
+    except (KeyError, TypeError, ValueError):
+        raise FrameDecodeError("invalid_request", "A server message is missing a field.") from None
+    raise FrameDecodeError("invalid_request", "Unknown server message type.")
+
+
+def is_control_frame(chunk: bytes) -> bool:
+    """The fallback rule: a chunk is a control frame only if ALL of it decodes as UTF-8 JSON to an object."""
+    if not chunk or chunk[:1] != b"{" and not chunk[:1].isspace():
+        return False
+    try:
+        return isinstance(json.loads(chunk.decode("utf-8")), dict)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+
+
+def decode_server_frame(data: str | bytes, *, is_text: bool | None = None) -> ServerMessage | bytes:
+    """Classify and decode one frame from the server.
+
+    Args:
+        data: The frame's payload.
+        is_text: The transport's own frame kind where it keeps one (WebSocket opcode, SageMaker
+            ``data_type == "UTF8"``); None applies the whole-chunk JSON rule.
+
+    Returns:
+        A server message for a control frame, or the audio bytes.
+    """
+    if isinstance(data, str):
+        return decode_server_control(data)
+    if is_text is None:
+        is_text = is_control_frame(data)
+    if is_text:
+        return decode_server_control(data)
+    return bytes(data)

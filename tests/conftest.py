@@ -1,0 +1,54 @@
+"""Shared fixtures: offline settings, the --run-slow flag, and one real Kokoro endpoint per test session."""
+
+from __future__ import annotations
+
+import os
+
+# Tests run offline: a hub miss would otherwise cost ~23 s of retries.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from kokoro_endpoint.runner import RunningServer
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", default=False, help="run the full soak and load tests")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    # Slow tests are not skipped: they run in their shortened CI form (see tests that read `full_run`).
+
+
+@pytest.fixture(scope="session")
+def full_run(pytestconfig: pytest.Config) -> bool:
+    """True when the full (not CI-shortened) soak and load tests were asked for with --run-slow."""
+    return bool(pytestconfig.getoption("--run-slow"))
+
+
+@pytest.fixture(scope="session")
+def onnx_engine() -> Any:
+    """The real Kokoro-82M int8 ONNX engine, loaded and warmed once per test session."""
+    from kokoro_endpoint.engines import load_engine
+
+    engine = load_engine("onnx")
+    engine.warm_up()
+    return engine
+
+
+@pytest.fixture(scope="session")
+def endpoint_server(onnx_engine: Any) -> Iterator[RunningServer]:
+    """The real TTS endpoint app (ONNX engine) served by uvicorn on 127.0.0.1:<free port>."""
+    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.runner import running_server
+
+    with running_server(create_app(engine=onnx_engine)) as server:
+        yield server
