@@ -1,4 +1,4 @@
-"""The one exception hierarchy of strands-voice: everything raised on purpose derives from StrandsVoiceError."""
+"""The one exception hierarchy of strands-voice: all it raises on purpose derives from StrandsVoiceError."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ __all__ = [
     "AudioEncodingError",
     "FrameDecodeError",
     "MissingDependencyError",
+    "SSEDecodeError",
+    "SageMakerStreamError",
     "StrandsVoiceError",
     "TTSConnectionError",
     "TTSError",
@@ -36,6 +38,10 @@ class AudioEncodingError(StrandsVoiceError):
     """Audio could not be encoded or decoded in the requested format."""
 
 
+class SSEDecodeError(StrandsVoiceError):
+    """A Server-Sent Events stream broke a limit (an event or line larger than the decoder allows)."""
+
+
 class MissingDependencyError(StrandsVoiceError, ImportError):
     """An optional dependency is not installed; the message says what to install."""
 
@@ -62,6 +68,29 @@ class TTSRequestError(TTSError):
 
 class TTSConnectionError(TTSError):
     """The TTS session could not be opened, or the connection dropped."""
+
+
+class SageMakerStreamError(TTSConnectionError):
+    """SageMaker refused or ended the bidirectional stream (``ModelStreamError``, ``InternalStreamFailure``).
+
+    Attributes:
+        code: SageMaker's error code (its ``ErrorCode``, else the error type).
+        error_type: The SageMaker error type, e.g. ``ModelStreamError``.
+        sagemaker_message: SageMaker's own message (may name accounts or ARNs: log it, don't show it).
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        request_id: str | None = None,
+        *,
+        error_type: str = "",
+        sagemaker_message: str = "",
+    ) -> None:
+        super().__init__(code, message, request_id)
+        self.error_type = error_type
+        self.sagemaker_message = sagemaker_message
 
 
 class TTSTimeoutError(TTSError):

@@ -53,7 +53,7 @@ ERROR_CODES: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Synthesize:
-    """Synthesize one chunk of text (``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``)."""
+    """Synthesize one chunk of text: ``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``."""
 
     text: str
     voice: str | None = None
@@ -240,46 +240,68 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
     raise FrameDecodeError("invalid_request", "Unknown message type; expected synthesize, cancel or close.")
 
 
+def _required_str(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise FrameDecodeError("invalid_request", f"A server message needs a string '{key}'.")
+    return value
+
+
+def _number(obj: dict[str, Any], key: str, default: float | None = None, *, integer: bool = False) -> float:
+    """A finite, non-negative JSON number (an integer if ``integer``); ``default`` when absent."""
+    value = obj.get(key, default)
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+        raise FrameDecodeError("invalid_request", f"A server message needs a number '{key}'.")
+    if not math.isfinite(value) or value < 0 or (integer and value != int(value)):
+        raise FrameDecodeError("invalid_request", f"A server message has an invalid '{key}'.")
+    return value
+
+
 def decode_server_control(data: str | bytes) -> ServerMessage:
     """Decode one server control frame.
 
     Raises:
-        FrameDecodeError: the frame is not a known, well-formed server message.
+        FrameDecodeError: the frame is not a known, well-formed server message (``invalid_json`` when it
+            is not a UTF-8 JSON object, else ``invalid_request``).
     """
     obj = _parse_object(data)
     kind = obj.get("type")
-    try:
-        if kind == "synthesis_start":
-            return SynthesisStart(
-                request_id=str(obj["request_id"]),
-                format=str(obj.get("format", DEFAULT_FORMAT)),
-                sample_rate=int(obj.get("sample_rate", DEFAULT_SAMPLE_RATE)),
-                channels=int(obj.get("channels", DEFAULT_CHANNELS)),
-            )
-        if kind == "synthesis_complete":
-            return SynthesisComplete(
-                request_id=str(obj["request_id"]),
-                audio_bytes=int(obj["audio_bytes"]),
-                total_duration_s=float(obj["total_duration_s"]),
-                elapsed_s=float(obj.get("elapsed_s", 0.0)),
-            )
-        if kind == "synthesis_cancelled":
-            return SynthesisCancelled(request_id=str(obj["request_id"]))
-        if kind == "error":
-            rid = obj.get("request_id")
-            return ErrorFrame(
-                code=str(obj.get("code", "internal")),
-                message=str(obj.get("message", "")),
-                request_id=None if rid is None else str(rid),
-            )
-    except (KeyError, TypeError, ValueError):
-        raise FrameDecodeError("invalid_request", "A server message is missing a field.") from None
+    if kind == "synthesis_start":
+        fmt = obj.get("format", DEFAULT_FORMAT)
+        if not isinstance(fmt, str):
+            raise FrameDecodeError("invalid_request", "A server message needs a string 'format'.")
+        return SynthesisStart(
+            request_id=_required_str(obj, "request_id"),
+            format=fmt,
+            sample_rate=int(_number(obj, "sample_rate", DEFAULT_SAMPLE_RATE, integer=True)),
+            channels=int(_number(obj, "channels", DEFAULT_CHANNELS, integer=True)),
+        )
+    if kind == "synthesis_complete":
+        return SynthesisComplete(
+            request_id=_required_str(obj, "request_id"),
+            audio_bytes=int(_number(obj, "audio_bytes", integer=True)),
+            total_duration_s=float(_number(obj, "total_duration_s")),
+            elapsed_s=float(_number(obj, "elapsed_s", 0.0)),
+        )
+    if kind == "synthesis_cancelled":
+        return SynthesisCancelled(request_id=_required_str(obj, "request_id"))
+    if kind == "error":
+        rid = obj.get("request_id")
+        code = obj.get("code", "internal")
+        message = obj.get("message", "")
+        if (
+            not isinstance(code, str)
+            or not isinstance(message, str)
+            or not (rid is None or isinstance(rid, str))
+        ):
+            raise FrameDecodeError("invalid_request", "An error message has fields of the wrong type.")
+        return ErrorFrame(code=code, message=message, request_id=rid)
     raise FrameDecodeError("invalid_request", "Unknown server message type.")
 
 
 def is_control_frame(chunk: bytes) -> bool:
     """The fallback rule: a chunk is a control frame only if ALL of it decodes as UTF-8 JSON to an object."""
-    if not chunk or chunk[:1] != b"{" and not chunk[:1].isspace():
+    if not chunk or (chunk[:1] != b"{" and not chunk[:1].isspace()):
         return False
     try:
         return isinstance(json.loads(chunk.decode("utf-8")), dict)

@@ -19,13 +19,9 @@ if TYPE_CHECKING:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-slow", action="store_true", default=False, help="run the full soak and load tests")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if config.getoption("--run-slow"):
-        return
-    # Slow tests are not skipped: they run in their shortened CI form (see tests that read `full_run`).
+    parser.addoption(
+        "--run-slow", action="store_true", default=False, help="run the full soak and load tests"
+    )
 
 
 @pytest.fixture(scope="session")

@@ -100,7 +100,9 @@ def start_server_in_thread(
 
 
 @contextlib.contextmanager
-def running_server(app: Any, host: str = "127.0.0.1", port: int = 0, **options: Any) -> Iterator[RunningServer]:
+def running_server(
+    app: Any, host: str = "127.0.0.1", port: int = 0, **options: Any
+) -> Iterator[RunningServer]:
     """Context manager form of :func:`start_server_in_thread`; stops the server on exit."""
     server = start_server_in_thread(app, host, port, **options)
     try:

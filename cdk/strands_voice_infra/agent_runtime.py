@@ -1,0 +1,108 @@
+"""AgentRuntime: the voice agent's ARM64 image and its Bedrock AgentCore runtime."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_bedrockagentcore as agentcore
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from .config import DOCKER_EXCLUDES, InfraConfig
+from .nag import suppress
+from .speech_endpoint import ECR_LOGIN_REASON, image_pull_statements
+
+__all__ = ["AGENT_DOCKERFILE", "AgentRuntimeStack", "tts_endpoint_url"]
+
+logger = logging.getLogger(__name__)
+
+#: The app's Dockerfile, relative to the repository root (the build context).
+AGENT_DOCKERFILE = "examples/agentcore_app/Dockerfile"
+
+
+def tts_endpoint_url(endpoint_name: str, region: str) -> str:
+    """The app's ``TTS_ENDPOINT_URL`` for a SageMaker endpoint: ``sagemaker://<name>?region=<region>``."""
+    return f"sagemaker://{endpoint_name}?region={region}"
+
+
+class AgentRuntimeStack(Stack):
+    """The AgentCore runtime serving ``examples/agentcore_app``.
+
+    Attributes:
+        image: The app's container image asset (linux/arm64, as AgentCore requires).
+        runtime: The ``AWS::BedrockAgentCore::Runtime``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: InfraConfig,
+        role: iam.IRole,
+        **kwargs: Any,
+    ) -> None:
+        """Define the image and the runtime.
+
+        Args:
+            scope: The app.
+            construct_id: The stack name.
+            config: Deployment settings (Bedrock model, endpoint, runtime name).
+            role: The runtime's execution role (from AgentFoundation).
+            **kwargs: Passed to ``Stack``.
+        """
+        super().__init__(scope, construct_id, **kwargs)
+
+        self.image = ecr_assets.DockerImageAsset(
+            self,
+            "Image",
+            directory=str(config.repo_root),
+            file=AGENT_DOCKERFILE,
+            platform=ecr_assets.Platform.LINUX_ARM64,
+            exclude=list(DOCKER_EXCLUDES),
+            display_name="voice agent image",
+        )
+        pull_policy = iam.Policy(
+            self, "ImagePullPolicy", roles=[role], statements=image_pull_statements(self.image)
+        )
+        suppress(
+            pull_policy,
+            "AwsSolutions-IAM5",
+            ECR_LOGIN_REASON,
+            applies_to=["Resource::*"],
+        )
+
+        self.runtime = agentcore.CfnRuntime(
+            self,
+            "Runtime",
+            agent_runtime_name=config.agent_runtime_name,
+            description="Strands voice agent: streams text and speech over SSE",
+            role_arn=role.role_arn,
+            agent_runtime_artifact=agentcore.CfnRuntime.AgentRuntimeArtifactProperty(
+                container_configuration=agentcore.CfnRuntime.ContainerConfigurationProperty(
+                    container_uri=self.image.image_uri
+                )
+            ),
+            network_configuration=agentcore.CfnRuntime.NetworkConfigurationProperty(network_mode="PUBLIC"),
+            protocol_configuration="HTTP",
+            environment_variables={
+                "TTS_ENDPOINT_URL": tts_endpoint_url(config.endpoint_name, self.region),
+                "BEDROCK_MODEL_ID": config.bedrock_model_id,
+                "AWS_REGION": self.region,
+            },
+        )
+        self.runtime.node.add_dependency(pull_policy)
+
+        CfnOutput(
+            self, "RuntimeArn", value=self.runtime.attr_agent_runtime_arn, description="AgentCore runtime ARN"
+        )
+        CfnOutput(
+            self, "RuntimeId", value=self.runtime.attr_agent_runtime_id, description="AgentCore runtime id"
+        )
+        CfnOutput(self, "TtsEndpointName", value=config.endpoint_name, description="SageMaker TTS endpoint")
+        logger.debug(
+            "stack=<%s>, runtime=<%s> | agent runtime defined", construct_id, config.agent_runtime_name
+        )

@@ -1,0 +1,122 @@
+"""What ``speech-infra`` and ``agent-infra`` share: options, one-line errors, and the deploy/destroy flow."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from .config import REPO_ROOT
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_USAGE",
+    "CliError",
+    "add_aws_options",
+    "add_output_options",
+    "configure_logging",
+    "default_outdir",
+    "print_json",
+    "print_node_hint",
+    "run_toolkit",
+]
+
+logger = logging.getLogger(__name__)
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """Ends the command with one line on stderr and an exit code (2: bad usage, 1: anything else)."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+        """Keep the message and exit code.
+
+        Args:
+            message: One line for the user.
+            code: The exit code.
+        """
+        super().__init__(message)
+        self.code = code
+
+    def exit(self, prog: str, err: TextIO | None = None) -> NoReturn:
+        """Print ``<prog>: error: <message>`` and exit."""
+        print(f"{prog}: error: {self}", file=err or sys.stderr)
+        raise SystemExit(self.code)
+
+
+def configure_logging(verbose: bool) -> None:
+    """Debug logs of this package on stderr with ``-v``; warnings only otherwise."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not verbose:
+        logging.getLogger("strands_voice_infra").setLevel(logging.WARNING)
+
+
+def add_aws_options(parser: argparse.ArgumentParser) -> None:
+    """``--profile`` and ``--region``."""
+    parser.add_argument("--profile", help="AWS named profile (default: the standard credential chain)")
+    parser.add_argument("--region", help="AWS region (default: AWS_REGION or the profile's)")
+
+
+def add_output_options(parser: argparse.ArgumentParser, kind: str) -> None:
+    """``--out`` (the cloud assembly directory) and ``--repo-root`` (the Docker build context)."""
+    parser.add_argument(
+        "--out", type=Path, default=None, help=f"cloud assembly directory (default: {default_outdir(kind)})"
+    )
+    parser.add_argument(
+        "--repo-root",
+        type=Path,
+        default=None,
+        help="Docker build context of the images (default: this checkout)",
+    )
+
+
+def default_outdir(kind: str) -> Path:
+    """``cdk/cdk.out/<kind>`` of this checkout: one assembly per CLI, so neither overwrites the other's."""
+    return REPO_ROOT / "cdk" / "cdk.out" / kind
+
+
+def print_json(data: Any, out: TextIO | None = None) -> None:
+    """Pretty JSON on stdout."""
+    print(json.dumps(data, indent=2, default=str), file=out or sys.stdout)
+
+
+def print_node_hint() -> None:
+    """Print one line on stderr when Node.js is missing or end-of-life (jsii and the CDK CLI need it)."""
+    from .toolkit import node_hint
+
+    hint = node_hint()
+    if hint:
+        print(hint, file=sys.stderr)
+
+
+def run_toolkit(command: Sequence[str], *, region: str, out: TextIO | None = None) -> int:
+    """Run a CDK CLI command in the target region, streaming its output.
+
+    Args:
+        command: The argument vector (``toolkit.deploy_command`` and friends).
+        region: Exported as ``AWS_REGION``/``AWS_DEFAULT_REGION`` so the CLI acts where the checks did.
+        out: Where to stream (stdout by default).
+
+    Returns:
+        The CLI's exit code.
+
+    Raises:
+        CliError: the CLI could not be started.
+    """
+    from .toolkit import ToolkitError, run_streaming
+
+    env = {**os.environ, "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
+    try:
+        return run_streaming(command, out=out, env=env)
+    except ToolkitError as exc:
+        raise CliError(str(exc)) from None

@@ -1,0 +1,1 @@
+"""Lambda sources deployed as CDK assets (standard library and boto3 only)."""

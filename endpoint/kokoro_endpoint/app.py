@@ -1,0 +1,103 @@
+"""The Leg 1 ASGI app: ``GET /ping``, ``POST /invocations``, ``WS /invocations-bidirectional-stream``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.invocations import invocations
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.state import EndpointState
+from kokoro_endpoint.tasks import cancel_and_wait
+from kokoro_endpoint.ws_session import BidiSession
+from strands_voice.frames import ErrorFrame, encode_server_message
+
+__all__ = ["BIDI_PATH", "Settings", "create_app"]
+
+logger = logging.getLogger(__name__)
+
+BIDI_PATH = "/invocations-bidirectional-stream"
+#: WebSocket close code "try again later" (capacity reached, model loading).
+_TRY_AGAIN_LATER = 1013
+
+
+async def ping(request: Request) -> Response:
+    """200 once the model is loaded and warmed, 503 before."""
+    state: EndpointState = request.app.state.endpoint
+    if state.ready and state.engine is not None:
+        return JSONResponse({"status": "ok", "engine": state.engine.name})
+    return JSONResponse({"status": "loading"}, status_code=503)
+
+
+async def _refuse(websocket: WebSocket, message: str) -> None:
+    with contextlib.suppress(Exception):  # the client may already be gone
+        await websocket.send_text(encode_server_message(ErrorFrame("busy", message)))
+        await websocket.close(code=_TRY_AGAIN_LATER)
+
+
+async def bidirectional_stream(websocket: WebSocket) -> None:
+    """One Leg 1 session per WebSocket connection."""
+    state: EndpointState = websocket.app.state.endpoint
+    await websocket.accept()
+    if not state.ready or state.engine is None or state.scheduler is None:
+        await _refuse(websocket, "The model is still loading; try again shortly.")
+        return
+    if not state.capacity.try_acquire():
+        logger.info("sessions=<%d> | session refused: at capacity", state.capacity.in_use)
+        await _refuse(websocket, "The endpoint is at capacity; try again shortly.")
+        return
+    try:
+        await BidiSession(websocket, state.engine, state.scheduler, state.settings).run()
+    finally:
+        state.capacity.release()
+
+
+def create_app(engine: Engine | None = None, settings: Settings | None = None) -> Starlette:
+    """Build the endpoint app.
+
+    Args:
+        engine: A loaded engine; it is warmed at startup before the server accepts connections. When
+            None, ``settings.engine`` is loaded in the background after startup and ``/ping`` answers 503
+            until it is ready (what SageMaker expects while a model loads).
+        settings: Limits; defaults to :class:`Settings`.
+
+    Returns:
+        The Starlette app.
+    """
+    state = EndpointState(settings=settings or Settings(), engine=engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state.scheduler = SynthesisScheduler(state.settings.synthesis_workers)
+        loader: asyncio.Task[None] | None = None
+        if state.engine is not None:
+            await state.load()
+        else:
+            loader = asyncio.create_task(state.load(), name="engine-load")
+        try:
+            yield
+        finally:
+            if loader is not None:
+                await cancel_and_wait([loader], grace_s=1.0)
+            state.scheduler.shutdown()
+
+    app = Starlette(
+        routes=[
+            Route("/ping", ping, methods=["GET"]),
+            Route("/invocations", invocations, methods=["POST"]),
+            WebSocketRoute(BIDI_PATH, bidirectional_stream),
+        ],
+        lifespan=lifespan,
+    )
+    app.state.endpoint = state
+    return app

@@ -1,0 +1,70 @@
+"""``kokoro-endpoint``: run the TTS server (the container's ``serve`` calls this)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from kokoro_endpoint.engines import ENGINE_KINDS
+from kokoro_endpoint.settings import Settings
+
+__all__ = ["build_parser", "main", "settings_from_args"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    defaults = Settings()
+    parser = argparse.ArgumentParser(prog="kokoro-endpoint", description="Kokoro-82M TTS server (Leg 1).")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    parser.add_argument("--engine", choices=ENGINE_KINDS, default="auto", help="model runtime (default auto)")
+    parser.add_argument("--model-dir", type=Path, default=None, help="torch weights (default $SM_MODEL_DIR)")
+    parser.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent sessions")
+    parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
+    parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s, help="seconds")
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """Settings for the parsed arguments."""
+    return Settings(
+        engine=args.engine,
+        model_dir=args.model_dir,
+        max_sessions=args.max_sessions,
+        max_text_chars=args.max_text_chars,
+        idle_timeout_s=args.idle_timeout,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until interrupted."""
+    args = build_parser().parse_args(argv)
+    import uvicorn
+
+    from kokoro_endpoint.app import create_app
+
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    settings = settings_from_args(args)
+    uvicorn.run(
+        create_app(settings=settings),
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        # The protocol layer drops absurd frames; the app answers merely large ones with an error frame.
+        ws_max_size=4 * settings.max_frame_bytes,
+        ws_ping_interval=20.0,
+        ws_ping_timeout=20.0,
+        timeout_graceful_shutdown=10,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

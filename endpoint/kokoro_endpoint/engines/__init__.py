@@ -1,0 +1,104 @@
+"""Speech engines behind one interface: Kokoro-82M on onnxruntime (int8) or on PyTorch.
+
+``load_engine("onnx")`` is the offline default (tests, CI, laptops); ``load_engine("torch")`` runs the
+full-precision model with ``kokoro`` on CUDA when present; ``load_engine("auto")`` takes torch when local
+weights exist (and torch is installed), else onnx.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["ENGINE_KINDS", "Engine", "load_engine"]
+
+logger = logging.getLogger(__name__)
+
+ENGINE_KINDS = ("auto", "onnx", "torch")
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """A loaded TTS model.
+
+    Attributes:
+        name: ``"onnx"`` or ``"torch"``.
+        sample_rate: Output sample rate (24,000 for Kokoro).
+        default_voice: The voice used when a request names none.
+        voices: Every voice name this engine accepts.
+    """
+
+    name: str
+    sample_rate: int
+    default_voice: str
+    voices: frozenset[str]
+
+    def warm_up(self) -> None:
+        """Run one short synthesis so the first real request is not slow; cheap when already warm."""
+        ...
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        """Synthesize text segment by segment.
+
+        Each ``next()`` does one segment's work (G2P and one model call), so a caller can interleave
+        several requests fairly and stop between segments.
+
+        Args:
+            text: The text to speak.
+            voice: One of :attr:`voices`.
+            speed: Speaking rate, 1.0 is normal.
+
+        Yields:
+            Mono float32 audio in [-1, 1] at :attr:`sample_rate`, one array per segment.
+
+        Raises:
+            ValueError: unknown voice.
+        """
+        ...
+
+
+def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
+    """Load a Kokoro-82M engine.
+
+    Args:
+        kind: ``"onnx"``, ``"torch"`` or ``"auto"`` (torch when local weights exist and torch is
+            installed, else onnx).
+        model_dir: Where the torch weights are (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``);
+            defaults to ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
+
+    Returns:
+        The loaded (not yet warmed) engine.
+
+    Raises:
+        ValueError: unknown kind.
+        MissingDependencyError: the engine's packages are not installed.
+    """
+    if kind not in ENGINE_KINDS:
+        raise ValueError(f"engine must be one of {', '.join(ENGINE_KINDS)}")
+    if kind == "auto":
+        from kokoro_endpoint.engines.weights import local_weights
+
+        weights = local_weights(model_dir)
+        if weights is not None and _torch_installed():
+            kind = "torch"
+        else:
+            kind = "onnx"
+        logger.info("engine=<%s> | auto-selected", kind)
+    if kind == "onnx":
+        from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+
+        return OnnxEngine.load()
+    from kokoro_endpoint.engines.torch_engine import TorchEngine
+
+    return TorchEngine.load(model_dir)
+
+
+def _torch_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("kokoro") is not None

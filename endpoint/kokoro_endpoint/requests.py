@@ -1,0 +1,102 @@
+"""Turning one client message into a validated synthesis job (sans-I/O), and the capacity counter."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.settings import Settings
+from strands_voice.errors import FrameDecodeError
+from strands_voice.frames import ErrorFrame, Synthesize
+
+__all__ = ["Capacity", "SynthesisJob", "error_from_decode", "validate_synthesize"]
+
+
+@dataclass
+class SynthesisJob:
+    """A validated request.
+
+    Attributes:
+        request_id: The client's id, or a generated uuid4 hex.
+        text: What to speak.
+        voice: A voice the engine has.
+        speed: Within the configured range.
+        received_at: ``time.monotonic()`` when the request arrived (for ``elapsed_s``).
+    """
+
+    request_id: str
+    text: str
+    voice: str
+    speed: float
+    received_at: float = field(default_factory=time.monotonic)
+
+
+def validate_synthesize(
+    message: Synthesize, engine: Engine, settings: Settings, received_at: float | None = None
+) -> SynthesisJob | ErrorFrame:
+    """Check a decoded synthesize message against the server's limits and the engine's voices.
+
+    Returns:
+        The job, or the error frame that answers it (text_too_long, invalid_request, unknown_voice).
+    """
+    request_id = message.request_id or uuid.uuid4().hex
+    if len(message.text) > settings.max_text_chars:
+        return ErrorFrame(
+            "text_too_long", f"'text' is longer than {settings.max_text_chars} characters.", request_id
+        )
+    speed = 1.0 if message.speed is None else message.speed
+    if not settings.min_speed <= speed <= settings.max_speed:
+        return ErrorFrame(
+            "invalid_request",
+            f"'speed' must be between {settings.min_speed:g} and {settings.max_speed:g}.",
+            request_id,
+        )
+    voice = message.voice or engine.default_voice
+    if voice not in engine.voices:
+        shown = ", ".join(sorted(engine.voices)[:12])
+        more = ", ..." if len(engine.voices) > 12 else ""
+        return ErrorFrame("unknown_voice", f"Unknown voice. This endpoint has: {shown}{more}.", request_id)
+    return SynthesisJob(
+        request_id=request_id,
+        text=message.text,
+        voice=voice,
+        speed=float(speed),
+        received_at=time.monotonic() if received_at is None else received_at,
+    )
+
+
+def error_from_decode(error: FrameDecodeError) -> ErrorFrame:
+    """The error frame answering a frame that could not be decoded."""
+    return ErrorFrame(error.code, error.message)
+
+
+class Capacity:
+    """Counts concurrent sessions (WebSocket sessions and /invocations streams) against a maximum."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._used = 0
+        self._lock = threading.Lock()
+
+    @property
+    def in_use(self) -> int:
+        """Slots currently held."""
+        return self._used
+
+    def try_acquire(self) -> bool:
+        """Take a slot if one is free."""
+        with self._lock:
+            if self._used >= self.limit:
+                return False
+            self._used += 1
+            return True
+
+    def release(self) -> None:
+        """Give a slot back."""
+        with self._lock:
+            if self._used <= 0:
+                raise RuntimeError("capacity released more often than acquired")
+            self._used -= 1

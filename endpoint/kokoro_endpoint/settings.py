@@ -1,0 +1,64 @@
+"""Server settings: engine choice and every limit the endpoint enforces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Settings"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the endpoint loads and the limits it enforces.
+
+    Attributes:
+        engine: ``auto``, ``onnx`` or ``torch`` (used when ``create_app`` is not given an engine).
+        model_dir: Torch weights folder; None means ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
+        max_text_chars: Longest ``text`` of one request (longer: ``text_too_long``).
+        max_frame_bytes: Largest client WebSocket frame or ``/invocations`` body accepted.
+        max_sessions: Concurrent WebSocket sessions plus ``/invocations`` streams (more: ``busy``/503).
+        max_pending_requests: Requests one session may have queued and unfinished (more: ``busy``).
+        idle_timeout_s: A session with nothing to do and no frame for this long is closed.
+        min_speed: Slowest ``speed`` accepted.
+        max_speed: Fastest ``speed`` accepted.
+        pipeline_depth: Requests of one session in flight at once: one being sent plus the ones being
+            synthesized ahead of it (2 = synthesize N+1 while N is sent).
+        audio_frame_bytes: Largest audio frame sent (an even number: whole 16-bit samples).
+        synthesis_workers: Model calls run at once (threads); 1 suits one CPU socket or one GPU.
+        close_timeout_s: How long session tasks get to finish when a session ends.
+    """
+
+    engine: str = "auto"
+    model_dir: Path | None = None
+    max_text_chars: int = 5000
+    max_frame_bytes: int = 64 * 1024
+    max_sessions: int = 16
+    max_pending_requests: int = 64
+    idle_timeout_s: float = 300.0
+    min_speed: float = 0.5
+    max_speed: float = 2.0
+    pipeline_depth: int = 2
+    audio_frame_bytes: int = 24_000
+    synthesis_workers: int = 1
+    close_timeout_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        positive = {
+            "max_text_chars": self.max_text_chars,
+            "max_frame_bytes": self.max_frame_bytes,
+            "max_sessions": self.max_sessions,
+            "max_pending_requests": self.max_pending_requests,
+            "idle_timeout_s": self.idle_timeout_s,
+            "pipeline_depth": self.pipeline_depth,
+            "audio_frame_bytes": self.audio_frame_bytes,
+            "synthesis_workers": self.synthesis_workers,
+            "close_timeout_s": self.close_timeout_s,
+        }
+        for name, value in positive.items():
+            if value <= 0:
+                raise ValueError(f"{name} must be positive")
+        if self.audio_frame_bytes % 2:
+            raise ValueError("audio_frame_bytes must be even (whole 16-bit samples)")
+        if not 0 < self.min_speed <= self.max_speed:
+            raise ValueError("need 0 < min_speed <= max_speed")

@@ -1,0 +1,52 @@
+"""What the routes share: settings, the engine once loaded and warmed, capacity and the scheduler."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+
+from kokoro_endpoint.engines import Engine, load_engine
+from kokoro_endpoint.requests import Capacity
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+
+__all__ = ["EndpointState"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class EndpointState:
+    """Shared by every route of one app.
+
+    Attributes:
+        settings: Limits and engine choice.
+        engine: The engine; None until loaded.
+        ready: True once the engine is loaded and warmed (``/ping`` answers 200).
+        capacity: Concurrent sessions and streams.
+        scheduler: Runs synthesis steps; created at startup.
+    """
+
+    settings: Settings
+    engine: Engine | None = None
+    ready: bool = False
+    capacity: Capacity = field(init=False)
+    scheduler: SynthesisScheduler | None = None
+
+    def __post_init__(self) -> None:
+        self.capacity = Capacity(self.settings.max_sessions)
+
+    async def load(self) -> None:
+        """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done."""
+        try:
+            if self.engine is None:
+                self.engine = await asyncio.to_thread(
+                    load_engine, self.settings.engine, self.settings.model_dir
+                )
+            await asyncio.to_thread(self.engine.warm_up)
+        except Exception:
+            logger.exception("engine=<%s> | could not load the engine; /ping stays 503", self.settings.engine)
+            raise
+        self.ready = True
+        logger.info("engine=<%s> | ready", self.engine.name)

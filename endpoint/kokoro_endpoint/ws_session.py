@@ -1,0 +1,305 @@
+"""One Leg 1 WebSocket session: many requests, answered in order, synthesized ahead, cancellable.
+
+Three tracked tasks per session (plus an idle watchdog):
+
+- receive: decodes each frame (text or binary), answers bad input with an ``error`` frame in order,
+  queues valid requests, and handles ``cancel`` / ``close`` at once;
+- produce: synthesizes the queued requests in order, segment by segment through the shared
+  :class:`~kokoro_endpoint.scheduler.SynthesisScheduler`, up to ``pipeline_depth`` requests ahead of the
+  sender (so request N+1 is synthesized while N's audio is being sent);
+- send: the only writer; walks the requests in order and never interleaves two requests' audio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from typing import Final
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.tasks import cancel_and_wait
+from strands_voice.errors import FrameDecodeError
+from strands_voice.frames import (
+    Cancel,
+    Close,
+    ErrorFrame,
+    SynthesisCancelled,
+    SynthesisComplete,
+    SynthesisStart,
+    Synthesize,
+    decode_client_message,
+    encode_server_message,
+)
+
+__all__ = ["BidiSession"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Marker:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+_DONE: Final = _Marker("done")
+_WAKE: Final = _Marker("wake")
+_FAILED: Final = _Marker("failed")
+
+
+class _Request:
+    """A request travelling through the session: its audio queue and its state."""
+
+    def __init__(self, job: SynthesisJob) -> None:
+        self.job = job
+        self.audio: asyncio.Queue[bytes | _Marker] = asyncio.Queue()
+        self.cancelled = False
+        self.holds_permit = False
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            self.audio.put_nowait(_WAKE)
+
+
+_Outgoing = _Request | ErrorFrame | None  # None: the client asked to close
+
+
+class BidiSession:
+    """Serves one accepted WebSocket until the client closes, disconnects or idles out.
+
+    Args:
+        websocket: The accepted WebSocket.
+        engine: The loaded engine.
+        scheduler: The shared synthesis scheduler.
+        settings: Limits.
+    """
+
+    def __init__(
+        self, websocket: WebSocket, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
+    ) -> None:
+        self._ws = websocket
+        self._engine = engine
+        self._scheduler = scheduler
+        self._settings = settings
+        self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        self._to_synthesize: asyncio.Queue[_Request | None] = asyncio.Queue()
+        self._live: dict[str, list[_Request]] = defaultdict(list)
+        self._unfinished = 0
+        self._permits = asyncio.Semaphore(settings.pipeline_depth)
+        self._closing = False
+        self._last_activity = time.monotonic()
+        self._bytes_per_second = engine.sample_rate * 2
+
+    async def run(self) -> None:
+        """Run the session's tasks until it ends, then stop them all (with a timeout)."""
+        receive = asyncio.create_task(self._receive_loop(), name="ws-receive")
+        produce = asyncio.create_task(self._produce_loop(), name="ws-produce")
+        send = asyncio.create_task(self._send_loop(), name="ws-send")
+        watchdog = asyncio.create_task(self._idle_watchdog(), name="ws-idle")
+        tasks: list[asyncio.Task[None]] = [receive, produce, send, watchdog]
+        try:
+            await asyncio.wait([receive, send, watchdog], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for requests in self._live.values():
+                for request in requests:
+                    request.cancel()
+            await cancel_and_wait(tasks, self._settings.close_timeout_s)
+        logger.debug("session ended")
+
+    # receive ---------------------------------------------------------------------------------------
+
+    async def _receive_loop(self) -> None:
+        while True:
+            message = await self._ws.receive()
+            if message["type"] == "websocket.disconnect":
+                logger.debug("code=<%s> | client disconnected", message.get("code"))
+                return
+            self._last_activity = time.monotonic()
+            if self._closing:
+                continue  # after `close`, only the disconnect matters
+            text = message.get("text")
+            data: str | bytes | None = text if text is not None else message.get("bytes")
+            if data is None:
+                continue
+            size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+            if size > self._settings.max_frame_bytes:
+                self._outbox.put_nowait(
+                    ErrorFrame(
+                        "invalid_request",
+                        f"The message is larger than {self._settings.max_frame_bytes} bytes.",
+                    )
+                )
+                continue
+            try:
+                decoded = decode_client_message(data)
+            except FrameDecodeError as error:
+                self._outbox.put_nowait(error_from_decode(error))
+                continue
+            if isinstance(decoded, Synthesize):
+                self._accept(decoded)
+            elif isinstance(decoded, Cancel):
+                self._cancel(decoded.request_id)
+            elif isinstance(decoded, Close):
+                self._closing = True
+                self._outbox.put_nowait(None)
+                self._to_synthesize.put_nowait(None)
+
+    def _accept(self, message: Synthesize) -> None:
+        result = validate_synthesize(message, self._engine, self._settings)
+        if isinstance(result, ErrorFrame):
+            self._outbox.put_nowait(result)
+            return
+        if self._unfinished >= self._settings.max_pending_requests:
+            self._outbox.put_nowait(
+                ErrorFrame("busy", "Too many requests are waiting in this session.", result.request_id)
+            )
+            return
+        request = _Request(result)
+        self._unfinished += 1
+        self._live[result.request_id].append(request)
+        self._outbox.put_nowait(request)
+        self._to_synthesize.put_nowait(request)
+        logger.debug("request_id=<%s>, chars=<%d> | request queued", result.request_id, len(result.text))
+
+    def _cancel(self, request_id: str | None) -> None:
+        if request_id is None:
+            targets = [request for requests in self._live.values() for request in requests]
+        else:
+            targets = list(self._live.get(request_id, ()))
+        for request in targets:
+            request.cancel()
+        logger.debug("request_id=<%s>, cancelled=<%d> | cancel", request_id, len(targets))
+
+    # produce ---------------------------------------------------------------------------------------
+
+    async def _produce_loop(self) -> None:
+        while True:
+            request = await self._to_synthesize.get()
+            if request is None:
+                return
+            if request.cancelled:
+                continue
+            await self._permits.acquire()
+            request.holds_permit = True
+            if request.cancelled:  # cancelled (and maybe already answered) while we waited
+                self._release(request)
+                continue
+            await self._synthesize(request)
+
+    async def _synthesize(self, request: _Request) -> None:
+        job = request.job
+        stream = None
+        try:
+            stream = self._scheduler.stream(self._engine.synthesize(job.text, job.voice, job.speed))
+            while not request.cancelled:
+                segment = await stream.next()
+                if segment is None:
+                    request.audio.put_nowait(_DONE)
+                    return
+                for frame in pcm16_frames(to_pcm16(segment), self._settings.audio_frame_bytes):
+                    request.audio.put_nowait(frame)
+        except Exception:
+            logger.exception("request_id=<%s> | synthesis failed", job.request_id)
+            request.audio.put_nowait(_FAILED)
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def _release(self, request: _Request) -> None:
+        if request.holds_permit:
+            request.holds_permit = False
+            self._permits.release()
+
+    # send ------------------------------------------------------------------------------------------
+
+    async def _send_loop(self) -> None:
+        try:
+            await self._send_all()
+        except (WebSocketDisconnect, OSError, RuntimeError) as error:
+            # The client went away mid-send (starlette raises RuntimeError after a close).
+            logger.debug("error=<%s> | send failed; ending the session", type(error).__name__)
+
+    async def _send_all(self) -> None:
+        while True:
+            item = await self._outbox.get()
+            if item is None:
+                logger.debug("closing the session at the client's request")
+                await self._ws.close(code=1000)
+                return
+            if isinstance(item, ErrorFrame):
+                await self._ws.send_text(encode_server_message(item))
+                continue
+            try:
+                await self._send_request(item)
+            finally:
+                self._finish(item)
+
+    async def _send_request(self, request: _Request) -> None:
+        job = request.job
+        rid = job.request_id
+        if request.cancelled:
+            await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
+            return
+        await self._ws.send_text(
+            encode_server_message(SynthesisStart(rid, sample_rate=self._engine.sample_rate))
+        )
+        sent = 0
+        while True:
+            item = await request.audio.get()
+            if request.cancelled:
+                await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
+                logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
+                return
+            if isinstance(item, bytes):
+                await self._ws.send_bytes(item)
+                sent += len(item)
+            elif item is _DONE:
+                complete = SynthesisComplete(
+                    request_id=rid,
+                    audio_bytes=sent,
+                    total_duration_s=sent / self._bytes_per_second,
+                    elapsed_s=round(time.monotonic() - job.received_at, 4),
+                )
+                await self._ws.send_text(encode_server_message(complete))
+                logger.debug("request_id=<%s>, audio_bytes=<%d> | complete", rid, sent)
+                return
+            elif item is _FAILED:
+                error = ErrorFrame("internal", "Speech synthesis failed for this request.", rid)
+                await self._ws.send_text(encode_server_message(error))
+                return
+
+    def _finish(self, request: _Request) -> None:
+        self._release(request)
+        self._unfinished -= 1
+        self._last_activity = time.monotonic()
+        requests = self._live.get(request.job.request_id)
+        if requests is not None:
+            if request in requests:
+                requests.remove(request)
+            if not requests:
+                del self._live[request.job.request_id]
+
+    # idle ------------------------------------------------------------------------------------------
+
+    async def _idle_watchdog(self) -> None:
+        timeout = self._settings.idle_timeout_s
+        while True:
+            if self._unfinished or not self._outbox.empty():
+                self._last_activity = time.monotonic()
+            remaining = self._last_activity + timeout - time.monotonic()
+            if remaining <= 0:
+                logger.info("idle_timeout_s=<%s> | closing an idle session", timeout)
+                await self._ws.close(code=1000, reason="idle timeout")
+                return
+            await asyncio.sleep(min(remaining, 1.0))

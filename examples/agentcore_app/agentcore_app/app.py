@@ -1,0 +1,155 @@
+"""The AgentCore voice app: a Strands agent whose answer streams as text and speech over SSE (Leg 3).
+
+``POST /invocations`` takes ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?}`` and streams PROTOCOL.md
+Leg 3 events, each framed by the runtime as ``data: {json}\\n\\n``. A bad payload is answered with 400 and
+one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check, ``GET /`` the browser
+page (``static/index.html``) and ``/static/...`` its files.
+
+Every invocation gets a fresh agent, so no conversation is shared between callers or requests.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from bedrock_agentcore.runtime import BedrockAgentCoreApp, BedrockAgentCoreContext
+from bedrock_agentcore.runtime.context import RequestContext
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from strands import Agent
+from strands.models import Model
+
+from strands_voice.events import EventBuilder
+from strands_voice.models import create_model
+from strands_voice.modes import VoiceOptions, run_voice
+
+from .config import (
+    model_spec_from_env,
+    normalize_tts_url,
+    silence_timeout_from_env,
+    system_prompt_from_env,
+    tts_url_from_env,
+)
+from .payload import MAX_PROMPT_CHARS, PayloadError, VoiceRequest, parse_payload
+
+__all__ = ["STATIC_DIR", "VoiceAgentCoreApp", "create_app", "error_event"]
+
+logger = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+
+
+def error_event(code: str, message: str) -> dict[str, Any]:
+    """A Leg 3 ``error`` event for an invocation refused before it started (``t_ms`` 0)."""
+    return EventBuilder().error(code=code, message=message)
+
+
+class VoiceAgentCoreApp(BedrockAgentCoreApp):
+    """``BedrockAgentCoreApp`` that answers a body that is not JSON with a clean Leg 3 error.
+
+    The base class echoes the JSON parser's exception text to the caller; this one does not.
+    """
+
+    async def _handle_invocation(self, request: Request) -> Response:
+        try:
+            await request.json()  # Starlette caches the parsed body for the base class
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return JSONResponse(error_event("invalid_json", "the request body must be a JSON object"), 400)
+        response: Response = await super()._handle_invocation(request)  # type: ignore[no-untyped-call]
+        return response
+
+
+def create_app(
+    *,
+    tts_url: str | None = None,
+    model: str | Model | None = None,
+    system_prompt: str | None = None,
+    static_dir: str | Path | None = None,
+    max_prompt_chars: int = MAX_PROMPT_CHARS,
+    silence_timeout: float | None = None,
+) -> VoiceAgentCoreApp:
+    """Build the app.
+
+    Args:
+        tts_url: The TTS endpoint URL; ``TTS_ENDPOINT_URL`` when None.
+        model: A model spec (see :mod:`strands_voice.models`) or a Strands model; from the environment when
+            None (``VOICE_MODEL``, ``BEDROCK_MODEL_ID``, else Bedrock with credentials, scripted without).
+        system_prompt: The agent's system prompt; ``SYSTEM_PROMPT`` or a voice-friendly default when None.
+        static_dir: Where the browser page lives; the package's ``static/`` folder when None.
+        max_prompt_chars: The longest prompt accepted.
+        silence_timeout: Seconds the TTS endpoint may stay silent while audio is owed before speech is
+            given up (an ``error`` event); ``TTS_SILENCE_TIMEOUT_S`` or 20 s when None. A CPU endpoint on
+            a busy machine needs more.
+
+    Returns:
+        The app, ready for uvicorn (``/invocations``, ``/ping``, ``/``, ``/static``).
+
+    Raises:
+        ConfigurationError: No TTS URL given and ``TTS_ENDPOINT_URL`` unset, or the URL is malformed.
+        ModelSpecError: The model spec is malformed.
+        MissingDependencyError: The chosen model provider's extra is not installed.
+    """
+    resolved_url = tts_url_from_env() if tts_url is None else normalize_tts_url(tts_url)
+    resolved_prompt = system_prompt_from_env() if system_prompt is None else system_prompt
+    if model is None:
+        model = model_spec_from_env()
+    resolved_silence_timeout = silence_timeout_from_env() if silence_timeout is None else silence_timeout
+    # One model for every request: a Strands model holds no conversation; the agent does.
+    shared_model = create_model(model) if isinstance(model, str) else model
+
+    app = VoiceAgentCoreApp()
+
+    async def stream_answer(request: VoiceRequest, request_id: str | None) -> AsyncIterator[dict[str, Any]]:
+        # A fresh agent per invocation: no messages carry over to the next caller.
+        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=None)
+        clock = EventBuilder()  # only for an error raised past run_voice; its t_ms is close enough
+        options = VoiceOptions(voice=request.voice, speed=request.speed, format=request.format)
+        try:
+            events = run_voice(
+                request.mode,
+                agent,
+                request.prompt,
+                tts_url=resolved_url,
+                options=options,
+                request_id=request_id,
+                silence_timeout=resolved_silence_timeout,
+            )
+            async for event in events:
+                yield event
+        except Exception:
+            logger.exception("request_id=<%s> | voice answer failed", request_id)
+            yield clock.error(code="internal", message="the agent could not finish its answer; try again")
+
+    @app.entrypoint
+    async def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[dict[str, Any]]:
+        try:
+            request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
+        except PayloadError as error:
+            return JSONResponse(error_event("invalid_request", error.message), status_code=400)
+        request_id = BedrockAgentCoreContext.get_request_id()
+        logger.debug(
+            "request_id=<%s>, session_id=<%s>, mode=<%s> | invocation",
+            request_id,
+            context.session_id,
+            request.mode,
+        )
+        return stream_answer(request, request_id)
+
+    pages = Path(static_dir) if static_dir is not None else STATIC_DIR
+
+    async def index(_request: Request) -> Response:
+        page = pages / "index.html"
+        if page.is_file():
+            return FileResponse(page, media_type="text/html; charset=utf-8")
+        return PlainTextResponse("This app has no browser page installed.", status_code=404)
+
+    app.router.routes.append(Route("/", index, methods=["GET"]))
+    if pages.is_dir():
+        app.router.routes.append(Mount("/static", app=StaticFiles(directory=pages), name="static"))
+    return app

@@ -1,0 +1,135 @@
+"""The app's configuration, read from the environment (the way AgentCore Runtime passes it)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from strands_voice.connect import BIDI_PATH
+from strands_voice.errors import StrandsVoiceError
+from strands_voice.models import default_model_spec
+
+__all__ = [
+    "DEFAULT_SILENCE_TIMEOUT_S",
+    "DEFAULT_SYSTEM_PROMPT",
+    "AppConfig",
+    "ConfigurationError",
+    "model_spec_from_env",
+    "normalize_tts_url",
+    "silence_timeout_from_env",
+    "system_prompt_from_env",
+    "tts_url_from_env",
+]
+
+DEFAULT_SILENCE_TIMEOUT_S = 20.0
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a friendly voice assistant. Your answers are read aloud, so write plain spoken sentences: "
+    "no Markdown, no tables, no code blocks, no emoji. Open with a short first sentence that answers "
+    "the question, then add detail. Keep answers under about 150 words unless asked for more."
+)
+
+
+class ConfigurationError(StrandsVoiceError):
+    """The app is missing a setting it needs; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    """Settings of the voice agent app.
+
+    Attributes:
+        tts_url: Where the TTS endpoint is: ``ws://host:port/invocations-bidirectional-stream``
+            locally, ``sagemaker://<endpoint-name>`` on AWS (env ``TTS_ENDPOINT_URL``).
+        model_spec: Which LLM answers (env ``VOICE_MODEL``; else ``bedrock:$BEDROCK_MODEL_ID`` when that
+            is set; else Bedrock when AWS credentials exist, the scripted stand-in otherwise).
+        system_prompt: The agent's system prompt (env ``SYSTEM_PROMPT``).
+    """
+
+    tts_url: str
+    model_spec: str
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
+        """Read the whole configuration from environment variables.
+
+        Raises:
+            ConfigurationError: ``TTS_ENDPOINT_URL`` is not set.
+        """
+        return cls(
+            tts_url=tts_url_from_env(environ),
+            model_spec=model_spec_from_env(environ),
+            system_prompt=system_prompt_from_env(environ),
+        )
+
+
+def tts_url_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``TTS_ENDPOINT_URL``.
+
+    Raises:
+        ConfigurationError: It is not set.
+    """
+    env = os.environ if environ is None else environ
+    tts_url = env.get("TTS_ENDPOINT_URL", "").strip()
+    if not tts_url:
+        raise ConfigurationError(
+            "TTS_ENDPOINT_URL is not set: give the TTS endpoint as ws://host:port/"
+            "invocations-bidirectional-stream or sagemaker://<endpoint-name>"
+        )
+    return normalize_tts_url(tts_url)
+
+
+def normalize_tts_url(url: str) -> str:
+    """Check a TTS endpoint URL; a ``ws://host:port`` with no path gets the Leg 1 bidirectional route.
+
+    Raises:
+        ConfigurationError: The scheme is not ``ws``, ``wss``, ``http``, ``https`` or ``sagemaker``, or the
+            host (endpoint name) is missing.
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in {"ws", "wss", "http", "https", "sagemaker"} or not parts.netloc:
+        raise ConfigurationError(
+            f"bad TTS endpoint URL {url!r}: use ws://host:port, wss://host/path or sagemaker://<endpoint-name>"
+        )
+    if scheme in {"ws", "wss"} and parts.path in {"", "/"}:
+        return urlunsplit((parts.scheme, parts.netloc, BIDI_PATH, parts.query, parts.fragment))
+    return url.strip()
+
+
+def model_spec_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``VOICE_MODEL``, else ``bedrock:$BEDROCK_MODEL_ID``, else Bedrock with credentials, else scripted."""
+    env = os.environ if environ is None else environ
+    model_spec = env.get("VOICE_MODEL", "").strip()
+    if model_spec:
+        return model_spec
+    bedrock_model_id = env.get("BEDROCK_MODEL_ID", "").strip()
+    return f"bedrock:{bedrock_model_id}" if bedrock_model_id else default_model_spec()
+
+
+def system_prompt_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``SYSTEM_PROMPT``, or :data:`DEFAULT_SYSTEM_PROMPT`."""
+    env = os.environ if environ is None else environ
+    return env.get("SYSTEM_PROMPT", "").strip() or DEFAULT_SYSTEM_PROMPT
+
+
+def silence_timeout_from_env(environ: Mapping[str, str] | None = None) -> float:
+    """``TTS_SILENCE_TIMEOUT_S`` (seconds the endpoint may stay silent while audio is owed), default 20.
+
+    Raises:
+        ConfigurationError: It is not a positive number.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("TTS_SILENCE_TIMEOUT_S", "").strip()
+    if not raw:
+        return DEFAULT_SILENCE_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise ConfigurationError(f"TTS_SILENCE_TIMEOUT_S must be a positive number of seconds (got {raw!r})")
+    return value

@@ -1,0 +1,129 @@
+"""Validate the Leg 3 invocation payload: ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?}``.
+
+Pure functions, no I/O: the app turns a :class:`PayloadError` into a 400 answer whose message is written
+for a person and names the offending field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from strands_voice.errors import StrandsVoiceError
+
+__all__ = [
+    "AUDIO_FORMATS",
+    "MAX_PROMPT_CHARS",
+    "MAX_SPEED",
+    "MIN_SPEED",
+    "MODES",
+    "PAYLOAD_FIELDS",
+    "PayloadError",
+    "VoiceRequest",
+    "parse_payload",
+]
+
+MODES: Final = ("bidi", "batch")
+# Kept equal to strands_voice.audio.AUDIO_FORMATS (a test checks it) without importing the codecs here.
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus")
+PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format"})
+MAX_PROMPT_CHARS: Final = 8000
+MIN_SPEED: Final = 0.5
+MAX_SPEED: Final = 2.0
+# Kokoro voice ids look like "af_heart" or "jm_kumo"; the endpoint says whether one exists.
+_VOICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+class PayloadError(StrandsVoiceError, ValueError):
+    """The invocation payload is not valid.
+
+    Attributes:
+        message: What is wrong, for a person; names the field, never carries exception text.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@dataclass(frozen=True)
+class VoiceRequest:
+    """A validated invocation.
+
+    Attributes:
+        prompt: The user's prompt, stripped.
+        mode: ``bidi`` (speak sentence by sentence) or ``batch`` (speak once the text is complete).
+        voice: The TTS voice, or None for the endpoint's default.
+        speed: The speaking rate, or None for the endpoint's default.
+        format: The audio format of ``audio_chunk`` events.
+    """
+
+    prompt: str
+    mode: Literal["bidi", "batch"] = "bidi"
+    voice: str | None = None
+    speed: float | None = None
+    format: str = "pcm16"
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise PayloadError(f"'{name}' must be one of {', '.join(repr(c) for c in choices)}")
+    return value
+
+
+def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> VoiceRequest:
+    """Check every field of an invocation payload.
+
+    Args:
+        payload: The decoded JSON body.
+        max_prompt_chars: The longest prompt accepted.
+
+    Returns:
+        The validated request (absent optional fields take their defaults; ``null`` counts as absent).
+
+    Raises:
+        PayloadError: The payload is not an object, has unknown fields, or a field has a bad value.
+    """
+    if not isinstance(payload, dict):
+        raise PayloadError("the payload must be a JSON object with a 'prompt'")
+    unknown = sorted(str(key) for key in payload if key not in PAYLOAD_FIELDS)
+    if unknown:
+        raise PayloadError(
+            f"unknown field(s) {', '.join(repr(k) for k in unknown)}; "
+            f"accepted: {', '.join(sorted(PAYLOAD_FIELDS))}"
+        )
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise PayloadError("'prompt' must be a non-empty string")
+    prompt = prompt.strip()
+    if len(prompt) > max_prompt_chars:
+        raise PayloadError(f"'prompt' is too long: {len(prompt)} characters, at most {max_prompt_chars}")
+
+    mode = payload.get("mode")
+    mode = "bidi" if mode is None else _choice("mode", mode, MODES)
+
+    voice = payload.get("voice")
+    if voice is not None and (not isinstance(voice, str) or not _VOICE_ID.fullmatch(voice)):
+        raise PayloadError("'voice' must be a voice id such as 'af_heart' (letters, digits, '_', '-', '.')")
+
+    speed = payload.get("speed")
+    if speed is not None:
+        # bool is an int subclass; true/false is a type mistake, not a speed.
+        if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):
+            raise PayloadError("'speed' must be a number")
+        if not MIN_SPEED <= speed <= MAX_SPEED:
+            raise PayloadError(f"'speed' must be between {MIN_SPEED} and {MAX_SPEED}")
+        speed = float(speed)
+
+    audio_format = payload.get("format")
+    audio_format = "pcm16" if audio_format is None else _choice("format", audio_format, AUDIO_FORMATS)
+
+    return VoiceRequest(
+        prompt=prompt,
+        mode="bidi" if mode == "bidi" else "batch",
+        voice=voice,
+        speed=speed,
+        format=audio_format,
+    )

@@ -1,0 +1,100 @@
+"""``strands-voice bench``: time to first audio and friends, measured side by side on this machine.
+
+It starts the real TTS endpoint (ONNX engine) and the real example app on loopback, then measures, each
+figure the median of trials after a warm-up, modes alternated trial by trial:
+
+1. TTS only: a 267-character, four-sentence text as ONE message vs only its first sentence.
+2. End to end over SSE, bidi vs batch, with the scripted model (first sentence at 0.6 s, all at 5.0 s),
+   and bidi's overhead over the floor.
+3. Playback stall of a real-time player starting at the first audio.
+4. Leg 3 bytes per second of audio for pcm16 (base64), mp3 and opus.
+5. p50/p95 TTFA with 1, 2, 4 and 8 concurrent endpoint sessions.
+
+A benchmark, not a test: ``--quick`` is the short smoke form CI runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+from strands_voice.errors import StrandsVoiceError
+
+__all__ = ["add_arguments", "run"]
+
+logger = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``bench`` options to ``parser``."""
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the short smoke form (2 trials, 1-2 sessions, a 2-sentence answer); figures are not comparable",
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", type=Path, help="write every figure and the machine as JSON"
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="FILE",
+        type=Path,
+        help="write a PNG: bidi/batch timelines and TTFA bars (matplotlib)",
+    )
+    parser.add_argument(
+        "--trials", type=int, default=None, help="timed trials per figure (default 5; 2 with --quick)"
+    )
+
+
+def _progress(line: str) -> None:
+    print(f"[bench] {line}", file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark with parsed arguments: table on stdout, optional JSON and PNG; returns 0.
+
+    Raises:
+        StrandsVoiceError: the stack could not start or a run failed (the CLI prints it and exits 1).
+    """
+    # Imported here so that `strands-voice bench --help` and the pure submodules load instantly.
+    from strands_voice.bench.core import BenchConfig, run_benchmark
+    from strands_voice.bench.report import format_table
+
+    config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()
+    trials = getattr(args, "trials", None)
+    if trials is not None:
+        if trials < 1:
+            raise StrandsVoiceError("--trials must be at least 1")
+        config = BenchConfig(**{**config.__dict__, "trials": trials})
+    plot_path: Path | None = getattr(args, "plot", None)
+    if plot_path is not None:
+        # Fail before minutes of measuring, not after, when matplotlib is missing.
+        from strands_voice.bench.plot import write_plot
+    if not getattr(args, "verbose", False):
+        # The AgentCore app logs every invocation at INFO; the table is what matters here.
+        logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
+
+    from strands_voice.bench.stack import start_bench_stack
+
+    _progress("loading the ONNX engine and starting the endpoint and the example app")
+    stack = start_bench_stack(answer_text=config.answer_text)
+    try:
+        results = asyncio.run(run_benchmark(stack, config, _progress))
+    finally:
+        stack.stop()
+
+    print(format_table(results), flush=True)
+    json_path: Path | None = getattr(args, "json", None)
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        _progress(f"wrote {json_path}")
+    if plot_path is not None:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_plot(results, plot_path)
+        _progress(f"wrote {plot_path}")
+    return 0

@@ -1,0 +1,194 @@
+"""Time the TTS endpoint alone with a raw ``websockets`` client (Leg 1 only, no session logic on top).
+
+The library's ``TTSSession`` is deliberately not used here: this part measures what the endpoint itself
+costs, so the client is the thinnest one the protocol allows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from strands_voice.errors import TTSConnectionError, TTSRequestError, TTSTimeoutError
+from strands_voice.frames import (
+    Cancel,
+    Close,
+    ErrorFrame,
+    SynthesisCancelled,
+    SynthesisComplete,
+    Synthesize,
+    decode_server_control,
+    encode_client_message,
+)
+
+__all__ = ["RequestTiming", "measure_concurrent", "measure_request", "time_request"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestTiming:
+    """One request's timing, on the client's clock.
+
+    Attributes:
+        ttfa_s: From sending the message to the first audio byte.
+        total_s: From sending the message to ``synthesis_complete`` (or ``synthesis_cancelled``).
+        audio_bytes: Audio bytes received.
+        server_elapsed_s: The endpoint's own ``elapsed_s`` for the request (0 when cancelled).
+        audio_duration_s: The endpoint's ``total_duration_s`` for the request (0 when cancelled).
+        cancelled: The request was cancelled after its first audio.
+    """
+
+    ttfa_s: float
+    total_s: float
+    audio_bytes: int
+    server_elapsed_s: float
+    audio_duration_s: float
+    cancelled: bool = False
+
+
+async def time_request(
+    ws: ClientConnection,
+    text: str,
+    *,
+    voice: str | None = None,
+    request_id: str | None = None,
+    cancel_after_first_audio: bool = False,
+) -> RequestTiming:
+    """Send one ``synthesize`` message on an open session and time it until ``synthesis_complete``.
+
+    With ``cancel_after_first_audio`` the request is cancelled as soon as its first audio arrives (only
+    the time to first audio is wanted) and timed until ``synthesis_cancelled``.
+
+    Raises:
+        TTSRequestError: the endpoint answered with an ``error`` frame.
+        TTSConnectionError: the session closed before the request completed.
+    """
+    rid = request_id or uuid.uuid4().hex[:12]
+    started = time.perf_counter()
+    await ws.send(encode_client_message(Synthesize(text=text, voice=voice, request_id=rid)))
+    first_audio: float | None = None
+    audio_bytes = 0
+    while True:
+        try:
+            frame = await ws.recv()
+        except Exception as error:  # websockets raises ConnectionClosed* on any end of the session
+            raise TTSConnectionError("closed", "the endpoint closed the session mid-request", rid) from error
+        if isinstance(frame, bytes):
+            if first_audio is None:
+                first_audio = time.perf_counter()
+                if cancel_after_first_audio:
+                    await ws.send(encode_client_message(Cancel(request_id=rid)))
+            audio_bytes += len(frame)
+            continue
+        message = decode_server_control(frame)
+        if isinstance(message, ErrorFrame):
+            raise TTSRequestError(message.code, message.message, rid)
+        if isinstance(message, SynthesisCancelled) and message.request_id == rid and first_audio is not None:
+            return RequestTiming(
+                ttfa_s=first_audio - started,
+                total_s=time.perf_counter() - started,
+                audio_bytes=audio_bytes,
+                server_elapsed_s=0.0,
+                audio_duration_s=0.0,
+                cancelled=True,
+            )
+        if isinstance(message, SynthesisComplete) and message.request_id == rid:
+            finished = time.perf_counter()
+            if first_audio is None:
+                raise TTSRequestError("no_audio", "the request completed without audio", rid)
+            logger.debug(
+                "request_id=<%s>, ttfa_ms=<%.1f> | request timed", rid, (first_audio - started) * 1e3
+            )
+            return RequestTiming(
+                ttfa_s=first_audio - started,
+                total_s=finished - started,
+                audio_bytes=audio_bytes,
+                server_elapsed_s=message.elapsed_s,
+                audio_duration_s=message.total_duration_s,
+            )
+
+
+async def _close_session(ws: ClientConnection) -> None:
+    """Ask the endpoint to close (protocol ``close``), then close our side."""
+    try:
+        await ws.send(encode_client_message(Close()))
+    except Exception:  # already closed: nothing to ask for
+        logger.debug("session already closed")
+    await ws.close()
+
+
+async def measure_request(
+    ws_url: str,
+    text: str,
+    *,
+    voice: str | None = None,
+    cancel_after_first_audio: bool = False,
+    timeout_s: float = 300.0,
+) -> RequestTiming:
+    """Open a session, time one request on it (the connection's setup is not counted), close it.
+
+    With ``cancel_after_first_audio`` the request is cancelled once its first audio arrived, and the call
+    then waits as long again as the time to first audio: the segment the endpoint was already
+    synthesizing ahead finishes in that time instead of slowing the next measurement.
+
+    Raises:
+        TTSTimeoutError: the request took longer than ``timeout_s``.
+        TTSConnectionError, TTSRequestError: see :func:`time_request`.
+    """
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with connect(ws_url, max_size=None, open_timeout=10.0) as ws:
+                try:
+                    timing = await time_request(
+                        ws, text, voice=voice, cancel_after_first_audio=cancel_after_first_audio
+                    )
+                finally:
+                    await _close_session(ws)
+            if timing.cancelled:
+                await asyncio.sleep(timing.ttfa_s)
+            return timing
+    except TimeoutError:
+        raise TTSTimeoutError("timeout", f"no synthesis_complete within {timeout_s} s") from None
+    except OSError as error:
+        raise TTSConnectionError("connect", f"could not reach {ws_url}") from error
+
+
+async def measure_concurrent(
+    ws_url: str, text: str, sessions: int, *, voice: str | None = None, timeout_s: float = 300.0
+) -> list[RequestTiming]:
+    """Open ``sessions`` sessions, then send one request on each at the same moment; time each.
+
+    All connections are open before any request is sent, so the figures are about synthesis under
+    load, not about connection setup.
+
+    Raises:
+        TTSTimeoutError: the round took longer than ``timeout_s``.
+        TTSConnectionError, TTSRequestError: a session failed (an error frame such as ``busy`` included).
+    """
+    try:
+        async with asyncio.timeout(timeout_s):
+            opened: list[ClientConnection] = []
+            try:
+                for _ in range(sessions):
+                    opened.append(await connect(ws_url, max_size=None, open_timeout=10.0))
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        tasks = [group.create_task(time_request(ws, text, voice=voice)) for ws in opened]
+                except ExceptionGroup as group_error:
+                    # The first failure is the finding; the others are its consequences.
+                    raise group_error.exceptions[0] from None
+                return [task.result() for task in tasks]
+            finally:
+                async with asyncio.TaskGroup() as group:
+                    for ws in opened:
+                        group.create_task(_close_session(ws))
+    except TimeoutError:
+        raise TTSTimeoutError("timeout", f"{sessions} concurrent requests took over {timeout_s} s") from None
+    except OSError as error:
+        raise TTSConnectionError("connect", f"could not reach {ws_url}") from error

@@ -1,0 +1,148 @@
+"""Draw the benchmark's PNG: bidi and batch timelines (text arrival vs audio arrival) and TTFA bars.
+
+matplotlib is optional (the ``bench`` extra) and imported only here, with the Agg backend.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from strands_voice.errors import MissingDependencyError
+
+__all__ = ["write_plot"]
+
+_TEXT_COLOR = "#1f77b4"
+_AUDIO_COLOR = "#d62728"
+_PLAY_COLOR = "#2ca02c"
+
+
+def _import_pyplot() -> Any:
+    try:
+        import matplotlib
+    except ImportError as error:
+        raise MissingDependencyError(
+            "--plot needs matplotlib: pip install 'strands-voice[bench]' (from a clone: uv sync)"
+        ) from error
+    matplotlib.use("Agg")  # no display needed; must precede the pyplot import
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _draw_timeline(axis: Any, mode: str, timeline: dict[str, Any], x_max: float) -> None:
+    """Three lanes on one time axis: text deltas, audio chunks, and what a player would play."""
+    text_times = [row[0] for row in timeline["text"]]
+    audio_times = [row[0] for row in timeline["audio"]]
+    axis.eventplot(
+        [audio_times, text_times],
+        lineoffsets=[1, 2],
+        linelengths=0.6,
+        colors=[_AUDIO_COLOR, _TEXT_COLOR],
+        linewidths=0.8,
+    )
+    playback = [(start, end - start) for start, end in timeline["playback"]]
+    axis.broken_barh(playback, (-0.3, 0.6), facecolors=_PLAY_COLOR, alpha=0.8)
+    ttfa = timeline["ttfa_s"]
+    if ttfa is not None:
+        axis.axvline(ttfa, color=_AUDIO_COLOR, linestyle="--", linewidth=1)
+        axis.annotate(
+            f"first audio {ttfa * 1e3:.0f} ms",
+            (ttfa, 2.45),
+            xytext=(4, 0),
+            textcoords="offset points",
+            color=_AUDIO_COLOR,
+            fontsize=8,
+        )
+    text_complete = timeline.get("first_chunk_text_complete_s")
+    if text_complete is not None:
+        axis.axvline(text_complete, color=_TEXT_COLOR, linestyle=":", linewidth=1)
+    stall = timeline.get("stall_s", 0.0)
+    axis.set_yticks([0, 1, 2], ["playback", "audio arrives", "text arrives"])
+    axis.set_ylim(-0.6, 2.8)
+    axis.set_xlim(0, x_max)
+    axis.set_title(f"{mode}: text vs audio arrival (playback stall {stall:.2f} s)", fontsize=10)
+    axis.grid(axis="x", alpha=0.3)
+
+
+def _bars(axis: Any, labels: list[str], values: list[float | None], colors: list[str], title: str) -> None:
+    heights = [value or 0.0 for value in values]
+    bars = axis.bar(labels, heights, color=colors)
+    for bar, value in zip(bars, values, strict=True):
+        text = "n/a" if value is None else f"{value:.0f}"
+        axis.annotate(
+            text,
+            (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
+    axis.set_title(title, fontsize=10)
+    axis.set_ylabel("ms")
+    axis.tick_params(axis="x", labelsize=8)
+    axis.grid(axis="y", alpha=0.3)
+
+
+def write_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """Write the PNG for ``results`` (as returned by ``run_benchmark``) to ``path``.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    plt = _import_pyplot()
+    e2e = results["end_to_end"]
+    tts = results["tts_only"]
+    timelines = e2e["timelines"]
+    x_max = 1.05 * max(
+        max([row[0] for row in timeline["text"]] + [end for _start, end in timeline["playback"]] + [0.1])
+        for timeline in timelines.values()
+    )
+
+    figure = plt.figure(figsize=(12, 8.5), layout="constrained")
+    grid = figure.add_gridspec(3, 3, height_ratios=[1, 1, 1.2])
+    _draw_timeline(figure.add_subplot(grid[0, :]), "bidi", timelines["bidi"], x_max)
+    batch_axis = figure.add_subplot(grid[1, :])
+    _draw_timeline(batch_axis, "batch", timelines["batch"], x_max)
+    batch_axis.set_xlabel("seconds since the request")
+
+    _bars(
+        figure.add_subplot(grid[2, 0]),
+        ["whole text\n(1 message)", "first sentence"],
+        [tts["whole_ttfa_ms"]["median"], tts["first_sentence_ttfa_ms"]["median"]],
+        [_AUDIO_COLOR, _TEXT_COLOR],
+        f"TTS only TTFA (ratio {tts['ratio_whole_over_first'] or float('nan'):.2f}x)",
+    )
+    _bars(
+        figure.add_subplot(grid[2, 1]),
+        ["bidi", "batch"],
+        [e2e["bidi_ttfa_ms"]["median"], e2e["batch_ttfa_ms"]["median"]],
+        [_PLAY_COLOR, "#7f7f7f"],
+        f"end-to-end TTFA (batch/bidi {e2e['ratio_batch_over_bidi'] or float('nan'):.1f}x)",
+    )
+    levels = list(results["concurrency"]["levels"].values())
+    concurrency_axis = figure.add_subplot(grid[2, 2])
+    positions = list(range(len(levels)))
+    width = 0.38
+    p50 = [level["p50_ms"] or 0.0 for level in levels]
+    p95 = [level["p95_ms"] or 0.0 for level in levels]
+    concurrency_axis.bar([p - width / 2 for p in positions], p50, width, label="p50", color=_TEXT_COLOR)
+    concurrency_axis.bar([p + width / 2 for p in positions], p95, width, label="p95", color=_AUDIO_COLOR)
+    concurrency_axis.set_xticks(positions, [str(level["sessions"]) for level in levels])
+    concurrency_axis.set_xlabel("concurrent sessions")
+    concurrency_axis.set_ylabel("ms")
+    concurrency_axis.set_title("endpoint TTFA under concurrency", fontsize=10)
+    concurrency_axis.legend(fontsize=8)
+    concurrency_axis.grid(axis="y", alpha=0.3)
+
+    machine = results["machine"]
+    figure.suptitle(
+        f"strands-voice bench{' (quick)' if results['config'].get('quick') else ''} - "
+        f"{machine.get('cpu_model')}, {machine.get('cpu_cores')} cores, engine {machine.get('engine')}",
+        fontsize=11,
+    )
+    target = Path(path)
+    figure.savefig(target, dpi=110)
+    plt.close(figure)
+    return target

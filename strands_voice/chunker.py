@@ -1,0 +1,463 @@
+"""Incremental sentence chunking of streamed LLM text for TTS (sans-I/O).
+
+:class:`IncrementalSentenceChunker` takes text deltas as they stream from the model and hands back
+chunks ready to speak: whole sentences (or, for the very first chunk, a clause, so speech starts sooner),
+never longer than ``max_chunk_chars``, cleaned of Markdown and symbols a voice should not read.
+
+How it decides, in short:
+
+* A sentence ends at ``.``, ``!``, ``?`` or ``…`` (runs like ``?!`` and ``...`` count as one), plus any
+  closing quotes, brackets or Markdown emphasis after it, when whitespace and then a word that does not
+  start with a lowercase letter follow. So decimals, versions, times, URLs, e-mail addresses and file
+  names (no whitespace after the dot), and common abbreviations and initials (``Mr.``, ``e.g.``,
+  ``U.S.``, ``J. R. R. Tolkien``) do not end a sentence.
+* CJK terminators (``。！？``) end a sentence with no space after them.
+* A blank line ends a chunk, and so does a newline before or after a Markdown block line (heading, list
+  item, block quote, fence, table row, rule).
+* The first chunk of a stream is split at a clause boundary (``,`` ``;`` ``:`` ``—`` ``–`` followed by a
+  space, or ``，、；：``) once it is ``first_chunk_min_chars`` long. Any chunk that would exceed
+  ``max_chunk_chars`` is split at its last clause boundary (if it is past the middle), else at its last
+  whitespace, else hard.
+
+Every decision looks at a bounded stretch of text ahead; the chunker waits until that text has arrived
+(or :meth:`~IncrementalSentenceChunker.flush` says the stream ended). So the chunks never depend on how
+the text was fragmented, and each character is scanned a bounded number of times (O(n) amortized).
+
+:func:`clean_for_speech` removes what should not be read aloud: heading ``#``, list bullets and numbers,
+block quote ``>``, code fences, emphasis ``*``/``_``/``~~``, backticks, link targets (``[text](url)`` →
+``text``), table pipes and separator rows, emoji and pictographs. A bare URL is read as its host name
+(``https://docs.example.com/a/b`` → ``docs.example.com``). Every rule works inside one line and inside
+one run of non-whitespace, so cleaning chunk by chunk gives the same words as cleaning the whole text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "ABBREVIATIONS",
+    "IncrementalSentenceChunker",
+    "clean_for_speech",
+]
+
+#: Lowercase words that a following ``.`` does not end a sentence after (the dot itself excluded).
+ABBREVIATIONS: Final[frozenset[str]] = frozenset(
+    {
+        # titles and names
+        "mr", "mrs", "ms", "mx", "dr", "prof", "sr", "jr", "st", "mt", "rev", "hon", "gen", "col",
+        "capt", "lt", "sgt", "gov", "sen", "rep", "pres", "messrs",
+        # latin and editorial
+        "e.g", "i.e", "eg", "ie", "etc", "vs", "cf", "al", "approx", "ca", "viz", "ibid", "op",
+        "fig", "figs", "vol", "vols", "pp", "ch", "sec", "eq", "ed", "eds", "ref", "dept", "est",
+        # companies and places
+        "inc", "ltd", "co", "corp", "llc", "bros", "ave", "blvd", "rd", "ft",
+        # months and days (only the unambiguous ones; "sun", "sat", "wed", "mar" are words)
+        "jan", "feb", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+        "mon", "tue", "tues", "thu", "thur", "thurs", "fri",
+        # multi-dot forms whose dotted-acronym shape does not catch them
+        "ph.d", "ret",
+    }
+)  # fmt: skip
+
+_TERMINATORS: Final = ".!?…。！？"
+_CJK_TERMINATORS: Final = "。！？"
+# Closing marks that stay with the sentence they close. No "]" after CJK: a "](url)" link tail must stay
+# whole for cleaning, and CJK ends a sentence with no space, so "。](url)" would otherwise be split.
+_CLOSERS: Final = "\"'”’»)]}*_`~"
+_CJK_CLOSERS: Final = "」』）】》〕〉\"'”’»)}*_`~"
+_CLAUSE: Final = ",;:—–"  # a clause boundary when whitespace follows
+_CJK_CLAUSE: Final = "，、；："  # a clause boundary right away
+_TOKEN_OPENERS: Final = "\"'“‘([{*_`~"
+_ABBREV_LOOKBACK: Final = 32
+_MAX_ORDERED_DIGITS: Final = 9
+_MAX_MARKER_RUN: Final = 64
+_DOTTED_ACRONYM: Final = re.compile(r"(?:[a-z]\.)+[a-z]")
+
+_PLAIN: Final = "plain"
+
+# Inline cleaning rules, applied in order. None of them matches across whitespace, so they give the same
+# result on a whole text and on its whitespace-separated pieces.
+_AUTOLINK: Final = re.compile(r"<((?:https?|ftp)://[^\s<>]*)>")
+_LINK_TAIL: Final = re.compile(r"\]\([^()\s]*\)")
+_IMAGE_BANG: Final = re.compile(r"!\[")
+_BARE_URL: Final = re.compile(r"\b(?:https?|ftp)://([^\s/?#。！？]+)[^\s。！？]*")
+_URL_TRAILING: Final = ".,;:!?)]}\"'”’*_`~"
+_HTML_TAG: Final = re.compile(r"</?[A-Za-z][A-Za-z0-9]*/?>")
+_EMPHASIS: Final = re.compile(r"\*+|~~+|`+|(?<![^\W_])_+|_+(?![^\W_])")
+_BRACKETS: Final = re.compile(r"[\[\]]")
+_RULE_RUN: Final = re.compile(r"[-:=]{3,}")
+_SPACE_BEFORE_PUNCT: Final = re.compile(r"\s+(?=[.,!?;:…]+(?:\s|$))")
+_SYMBOLS: Final = re.compile(
+    "["
+    "\U0001f000-\U0001faff"  # emoji, pictographs, flags, enclosed alphanumerics
+    "\u2600-\u27bf"  # misc symbols, dingbats (✓ ★ ☀ ❤)
+    "\u2b00-\u2bff"  # arrows and stars (⭐)
+    "\u2190-\u21ff"  # arrows (→)
+    "\u2300-\u23ff"  # technical (⌚ ⏰)
+    "\u25a0-\u25ff"  # geometric shapes (■ ▶)
+    "\u2022\u2023\u2043"  # bullets
+    "\ufe0e\ufe0f\u200d\u20e3"  # variation selectors, zero-width joiner, keycap
+    "|"  # table pipes
+    "]"
+)
+
+
+def _line_marker(s: str, i: int, final: bool) -> tuple[str, int] | None:
+    """Classify the line whose text starts at ``s[i]`` by its Markdown block marker.
+
+    Leading whitespace (not newlines) is skipped. ``"\\n"`` and, when ``final``, the end of ``s`` both end
+    the line; otherwise reaching the end of ``s`` before the answer is known returns None (wait for more).
+
+    Returns:
+        ``(kind, end)``: kind is ``"plain"`` or the block kind, end the index just past the marker (for a
+        plain line, the first non-whitespace character).
+    """
+    n = len(s)
+    while i < n and s[i] != "\n" and s[i].isspace():
+        i += 1
+    if i >= n:
+        return (_PLAIN, i) if final else None
+
+    def peek(k: int) -> str | None:
+        # The character at k; "\n" past the end of a final text; None when more text is needed.
+        if k < n:
+            return s[k]
+        return "\n" if final else None
+
+    c = s[i]
+    if c == "#":
+        k = i
+        while k < n and s[k] == "#" and k - i <= 6:
+            k += 1
+        nxt = peek(k)
+        if nxt is None:
+            return None
+        if k - i <= 6 and nxt in " \t":
+            return ("heading", k + 1)
+        return (_PLAIN, i)
+    if c in "-*+_•":
+        nxt = peek(i + 1)
+        if nxt is None:
+            return None
+        if nxt in " \t" and c != "_":
+            return ("bullet", i + 2)
+        if c in "-*_" and nxt == c:
+            k = i
+            while k < n and s[k] == c and k - i <= _MAX_MARKER_RUN:
+                k += 1
+            after = peek(k)
+            if after is None:
+                return None
+            if 3 <= k - i <= _MAX_MARKER_RUN and after.isspace():
+                return ("rule", k)
+        return (_PLAIN, i)
+    if c.isdigit() and c.isascii():
+        k = i
+        while k < n and s[k].isdigit() and s[k].isascii() and k - i <= _MAX_ORDERED_DIGITS:
+            k += 1
+        nxt = peek(k)
+        if nxt is None:
+            return None
+        if k - i > _MAX_ORDERED_DIGITS or nxt not in ".)":
+            return (_PLAIN, i)
+        after = peek(k + 1)
+        if after is None:
+            return None
+        if after in " \t":
+            return ("ordered", k + 2)
+        return (_PLAIN, i)
+    if c == ">":
+        return ("quote", i + 1)
+    if c == "|":
+        return ("table", i + 1)
+    if c in "`~":
+        k = i
+        while k < n and s[k] == c and k - i <= _MAX_MARKER_RUN:
+            k += 1
+        if k == n and not final and k - i <= _MAX_MARKER_RUN:
+            return None
+        if 3 <= k - i <= _MAX_MARKER_RUN:
+            return ("fence", k)
+        return (_PLAIN, i)
+    return (_PLAIN, i)
+
+
+def _is_abbreviation(s: str, dot: int, next_char: str) -> bool:
+    """Whether the word before the ``.`` at ``s[dot]`` is an abbreviation or an initial."""
+    start = dot
+    limit = max(0, dot - _ABBREV_LOOKBACK)
+    while start > limit and not s[start - 1].isspace():
+        start -= 1
+    if start == limit and start > 0 and not s[start - 1].isspace():
+        return False  # a very long token: not an abbreviation
+    token = s[start:dot].lstrip(_TOKEN_OPENERS)
+    if not token:
+        return False
+    low = token.lower()
+    if low == "no":
+        return next_char.isdigit()  # "No. 5", but "The answer is no. Then ..."
+    if low in ABBREVIATIONS or _DOTTED_ACRONYM.fullmatch(low):
+        return True
+    return len(token) == 1 and token.isalpha() and token.isupper() and token != "I"
+
+
+def _sentence_end(s: str, i: int, final: bool) -> tuple[bool, int] | None:
+    """Decide whether the terminator run starting at ``s[i]`` ends a sentence.
+
+    Returns:
+        ``(ends, end)`` with ``end`` just past the terminators and closing marks, or None to wait for more.
+    """
+    n = len(s)
+    j = i
+    while j < n and s[j] in _TERMINATORS:
+        j += 1
+    run = s[i:j]
+    cjk = any(c in _CJK_TERMINATORS for c in run)
+    closers = _CJK_CLOSERS if cjk else _CLOSERS
+    while j < n and s[j] in closers:
+        j += 1
+    if j == n:
+        return (True, j) if final else None
+    if cjk:
+        return (True, j)
+    if not s[j].isspace():
+        return (False, j)  # 3.14, v1.2.3, example.com, a@b.io, main.py, e.g. (inner dot)
+    k = j
+    while k < n and s[k].isspace():
+        k += 1
+    if k == n:
+        return (True, j) if final else None
+    next_char = s[k]
+    if next_char.islower():
+        return (False, j)  # "approx. five", "Wait... what", '"Really?" she asked'
+    if run == "." and _is_abbreviation(s, i, next_char):
+        return (False, j)
+    return (True, j)
+
+
+def _clean_chunk(text: str, starts_line: bool) -> str:
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if index or starts_line:
+            marker = _line_marker(line, 0, True)  # never None when final
+            if marker is not None and marker[0] != _PLAIN:
+                lines[index] = line[marker[1] :]
+    out = "\n".join(lines)
+    out = _AUTOLINK.sub(r"\1", out)
+    out = _LINK_TAIL.sub("", out)
+    out = _IMAGE_BANG.sub("[", out)
+    out = _BARE_URL.sub(_url_host, out)
+    out = _HTML_TAG.sub(" ", out)
+    out = _EMPHASIS.sub("", out)
+    out = _BRACKETS.sub("", out)
+    out = _RULE_RUN.sub("", out)
+    out = _SYMBOLS.sub(" ", out)
+    out = _SPACE_BEFORE_PUNCT.sub("", out)  # "file 🚀." -> "file."
+    return " ".join(out.split())
+
+
+def _url_host(match: re.Match[str]) -> str:
+    url = match.group(0)
+    trailing = len(url) - len(url.rstrip(_URL_TRAILING))
+    host = match.group(1).rstrip(_URL_TRAILING)
+    return host + (url[len(url) - trailing :] if trailing else "")
+
+
+def clean_for_speech(text: str) -> str:
+    """Remove Markdown and symbols that should not be read aloud, and collapse whitespace.
+
+    Args:
+        text: Model output (Markdown allowed).
+
+    Returns:
+        The text to speak, on one line. Words and punctuation are kept; link targets, markup, bullets and
+        emoji are dropped, and a bare URL becomes its host name.
+    """
+    return _clean_chunk(text, starts_line=True)
+
+
+class IncrementalSentenceChunker:
+    """Split streamed text into speakable chunks as early as it safely can.
+
+    Example:
+        >>> chunker = IncrementalSentenceChunker()
+        >>> chunker.feed("Hello there. How")
+        ['Hello there.']
+        >>> chunker.feed(" are you?")
+        []
+        >>> chunker.flush()
+        'How are you?'
+
+    Args:
+        first_chunk_min_chars: Split the first chunk of the stream at the first clause boundary at or past
+            this many characters, so speech starts sooner. None turns it off.
+        max_chunk_chars: No chunk is longer than this (Kokoro speaks 510 phonemes in one window; 350
+            characters is a safe bound). At least 20.
+    """
+
+    def __init__(self, first_chunk_min_chars: int | None = 40, max_chunk_chars: int = 350) -> None:
+        if max_chunk_chars < 20:
+            raise ValueError("max_chunk_chars must be at least 20")
+        if first_chunk_min_chars is not None and first_chunk_min_chars < 1:
+            raise ValueError("first_chunk_min_chars must be positive or None")
+        self.first_chunk_min_chars = first_chunk_min_chars
+        self.max_chunk_chars = max_chunk_chars
+        self._reset()
+
+    def _reset(self) -> None:
+        self._buf = ""  # text not yet handed out; starts at the current chunk
+        self._pos = 0  # scan position in _buf: everything before it is decided
+        self._need_line = True  # the line at _pos still needs its block marker classified
+        self._line_block = False  # the line being scanned is a Markdown block line
+        self._starts_line = True  # the current chunk starts at the beginning of a line
+        self._start = -1  # index of the chunk's first non-whitespace character, -1 if none yet
+        self._has_word = False  # the chunk has a letter or digit outside block markers
+        self._last_space = -1  # last whitespace index in the chunk (a cut position)
+        self._last_clause = -1  # cut position just after the last clause boundary
+        self._emitted = 0
+
+    @property
+    def chunks_emitted(self) -> int:
+        """How many non-empty chunks this chunker has handed out since it was created or flushed."""
+        return self._emitted
+
+    def feed(self, fragment: str) -> list[str]:
+        """Add streamed text; return the chunks it completed (often none), cleaned for speech."""
+        if not fragment:
+            return []
+        self._buf += fragment
+        return self._scan(final=False)
+
+    def finish(self) -> list[str]:
+        """End the stream: return every remaining chunk (usually one, or none) and reset for reuse."""
+        out = self._scan(final=True)
+        self._cut(len(self._buf), len(self._buf), out)
+        self._reset()
+        return out
+
+    def flush(self) -> str | None:
+        """End the stream: return the remaining text as one chunk (None if nothing is left to speak).
+
+        In rare cases the end of the stream settles a boundary that was waiting for more text (for
+        example a blank line then ``1``, which could have become a list item); :meth:`finish` keeps
+        those chunks apart, ``flush`` joins them with a space.
+        """
+        chunks = self.finish()
+        return " ".join(chunks) if chunks else None
+
+    def _cut(self, end: int, next_start: int, out: list[str], starts_line: bool = False) -> None:
+        """Hand out ``_buf[:end]`` as a chunk; the next chunk starts at ``_buf[next_start:]``."""
+        text = _clean_chunk(self._buf[:end], self._starts_line)
+        if text:
+            out.append(text)
+            self._emitted += 1
+        self._buf = self._buf[next_start:]
+        self._pos = 0
+        self._starts_line = starts_line
+        self._start = -1
+        self._has_word = False
+        self._last_space = -1
+        self._last_clause = -1
+
+    def _max_cut(self) -> int:
+        if self._last_clause > self._start and self._last_clause >= self._start + self.max_chunk_chars // 2:
+            return self._last_clause
+        if self._last_space > self._start:
+            return self._last_space
+        return self._start + self.max_chunk_chars
+
+    def _first_clause_ready(self, cut: int) -> bool:
+        return (
+            self.first_chunk_min_chars is not None
+            and self._emitted == 0
+            and self._has_word
+            and cut - self._start >= self.first_chunk_min_chars
+        )
+
+    def _scan(self, final: bool) -> list[str]:
+        out: list[str] = []
+        if self._need_line:
+            marker = _line_marker(self._buf, self._pos, final)
+            if marker is None:
+                return out
+            self._line_block = marker[0] != _PLAIN
+            self._pos = marker[1]
+            self._need_line = False
+        i = self._pos
+        while True:
+            buf = self._buf
+            if self._start >= 0 and i - self._start >= self.max_chunk_chars:
+                cut = self._max_cut()
+                self._cut(cut, cut, out)
+                i = 0
+                continue
+            if i >= len(buf):
+                break
+            ch = buf[i]
+            if ch.isspace():
+                if i > 0 and buf[i - 1] in _CLAUSE and self._start >= 0:
+                    self._last_clause = i
+                    if self._first_clause_ready(i):
+                        self._cut(i, i, out)
+                        i = 0
+                        continue
+                if ch == "\n":
+                    decision = self._newline(buf, i, final)
+                    if decision is None:
+                        break
+                    brk, next_block, line_start, marker_end = decision
+                    if brk and self._has_word:
+                        self._cut(i, line_start, out, starts_line=True)
+                        i = marker_end - line_start
+                    else:
+                        self._last_space = i
+                        i = marker_end
+                    self._line_block = next_block
+                    continue
+                self._last_space = i
+                i += 1
+                continue
+            if self._start < 0:
+                self._start = i
+            if ch in _TERMINATORS:
+                ended = _sentence_end(buf, i, final)
+                if ended is None:
+                    break
+                ends, end = ended
+                if ends and self._has_word and end - self._start <= self.max_chunk_chars:
+                    self._cut(end, end, out)
+                    i = 0
+                else:
+                    i = end
+                continue
+            if ch in _CJK_CLAUSE:
+                self._last_clause = i + 1
+                if self._first_clause_ready(i + 1):
+                    self._cut(i + 1, i + 1, out)
+                    i = 0
+                    continue
+            elif ch.isalnum():
+                self._has_word = True
+            i += 1
+        self._pos = i
+        return out
+
+    def _newline(self, s: str, i: int, final: bool) -> tuple[bool, bool, int, int] | None:
+        """Decide the newline at ``s[i]``: ``(ends_chunk, next_is_block, next_line_start, marker_end)``."""
+        n = len(s)
+        k = i + 1
+        blank = False
+        while k < n and s[k].isspace():
+            blank = blank or s[k] == "\n"
+            k += 1
+        if k == n:
+            if not final:
+                return None
+            return (False, False, k, k)
+        marker = _line_marker(s, k, final)
+        if marker is None:
+            return None
+        kind, end = marker
+        next_block = kind != _PLAIN
+        return (blank or self._line_block or next_block, next_block, k, end)

@@ -1,0 +1,76 @@
+"""The ``strands-voice`` command: ``demo`` (the main job) and ``bench``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Protocol, cast
+
+from strands_voice.errors import StrandsVoiceError
+
+__all__ = ["build_parser", "main"]
+
+# Subcommand name -> (module that implements it, one-line help). Modules load lazily so that
+# `strands-voice --help` stays instant and a missing optional part only fails its own command.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("strands_voice.demo", "speak one answer in bidi and batch mode and compare time to first audio"),
+    "bench": ("strands_voice.bench", "measure time to first audio and friends, side by side"),
+}
+
+
+class _Command(Protocol):
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(name: str) -> _Command:
+    return cast(_Command, importlib.import_module(_COMMANDS[name][0]))
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser; only the chosen subcommand's module is imported."""
+    parser = argparse.ArgumentParser(
+        prog="strands-voice", description="Low-latency voice for Strands agents."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="{demo,bench}")
+    chosen = next((arg for arg in (argv or []) if arg in _COMMANDS), None)
+    for name, (_module, help_text) in _COMMANDS.items():
+        sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        if name == chosen:
+            _load(name).add_arguments(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``strands-voice`` console script."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser(args_list)
+    except ImportError as error:
+        print(f"strands-voice: {error}", file=sys.stderr)
+        return 2
+    args = parser.parse_args(args_list)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        return _load(args.command).run(args)
+    except KeyboardInterrupt:
+        print("strands-voice: interrupted", file=sys.stderr)
+        return 130
+    except StrandsVoiceError as error:
+        print(f"strands-voice: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Pick the transport for a TTS endpoint URL: ``ws://``/``wss://`` or ``sagemaker://``."""
+
+from __future__ import annotations
+
+import importlib
+from urllib.parse import urlsplit, urlunsplit
+
+from strands_voice.transport import FrameTransport
+
+__all__ = ["BIDI_PATH", "transport_from_url"]
+
+#: The Leg 1 bidirectional route.
+BIDI_PATH = "/invocations-bidirectional-stream"
+
+
+def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTransport:
+    """Create (not connect) the transport for ``url``.
+
+    Args:
+        url: ``ws://host:port/invocations-bidirectional-stream`` (or ``wss://``); an ``http(s)://`` base
+            URL is turned into the WebSocket route (a URL with no path gets :data:`BIDI_PATH`);
+            ``sagemaker://<endpoint>?region=..&variant=..`` uses the SageMaker transport (needs the
+            ``sagemaker`` extra).
+        connect_timeout: Seconds connecting may take (WebSocket transport).
+
+    Raises:
+        ValueError: the scheme is not supported.
+        MissingDependencyError: ``sagemaker://`` without the ``sagemaker`` extra installed.
+    """
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme in {"http", "https"}:
+        scheme = "ws" if scheme == "http" else "wss"
+        path = parts.path if parts.path not in {"", "/"} else BIDI_PATH
+        url = urlunsplit((scheme, parts.netloc, path, parts.query, parts.fragment))
+    if scheme in {"ws", "wss"}:
+        from strands_voice.websocket import WebSocketTransport
+
+        return WebSocketTransport(url, connect_timeout=connect_timeout)
+    if scheme == "sagemaker":
+        # Lazy: the SageMaker transport pulls in the optional AWS SDK.
+        sagemaker = importlib.import_module("strands_voice.sagemaker")
+        transport: FrameTransport = sagemaker.SageMakerTransport.from_url(url)
+        return transport
+    raise ValueError(
+        f"unsupported TTS endpoint URL scheme {parts.scheme!r}; use ws://, wss:// or sagemaker://"
+    )

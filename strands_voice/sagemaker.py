@@ -1,0 +1,619 @@
+"""SageMaker transport: one Leg 1 session over ``InvokeEndpointWithBidirectionalStream`` (HTTP/2).
+
+On AWS the agent reaches the Kokoro container through SageMaker's bidirectional stream, an HTTP/2
+event stream (``application/vnd.amazon.eventstream``) that boto3 does not implement. This module drives
+it with ``aws-sdk-sagemaker-runtime-http2`` over the awscrt HTTP/2 client and presents it as a
+:class:`~strands_voice.transport.FrameTransport`, so :class:`~strands_voice.session.TTSSession` and
+everything above it run unchanged against a deployed endpoint.
+
+Mapping (PROTOCOL.md, Leg 2):
+
+* every client message is one ``PayloadPart`` marked ``DataType: UTF8`` (SageMaker hands the container
+  a text WebSocket frame);
+* incoming parts are told apart by ``data_type`` (``UTF8`` → control ``str``, ``BINARY`` → audio
+  ``bytes``); a part without one falls back to the whole-chunk JSON rule
+  (:func:`strands_voice.frames.is_control_frame`); ``PARTIAL`` parts are joined until the part that
+  completes them;
+* ``ModelStreamError`` / ``InternalStreamFailure`` (and errors answering the request itself) become
+  :class:`~strands_voice.errors.SageMakerStreamError` carrying SageMaker's error code.
+
+Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
+container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
+lazily: without it, :class:`~strands_voice.errors.MissingDependencyError` says what to install.
+
+Example:
+    ```python
+    transport = SageMakerTransport.from_url("sagemaker://kokoro-tts?region=us-east-1")
+    async with TTSSession(transport) as session:
+        ...
+    ```
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Final, NoReturn
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from strands_voice.errors import (
+    MissingDependencyError,
+    SageMakerStreamError,
+    TTSConnectionError,
+    TTSError,
+    TTSTimeoutError,
+)
+from strands_voice.frames import is_control_frame
+from strands_voice.transport import Frame
+
+__all__ = ["SageMakerTransport"]
+
+logger = logging.getLogger(__name__)
+
+_INSTALL_HINT: Final = "pip install 'strands-voice[sagemaker]'"
+# SageMaker endpoint names: alphanumerics and hyphens, at most 63 characters.
+_ENDPOINT_NAME: Final = re.compile(r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$")
+_URL_OPTIONS: Final = frozenset({"region", "variant", "endpoint_url"})
+# Where the service endpoint may be overridden by environment (the SDK's own service id).
+_ENDPOINT_ENV: Final = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
+# How the SDK words an error it does not model: "... - status: 400 - id: <namespace>#ValidationError".
+_UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
+_UTF8: Final = "UTF8"
+_BINARY: Final = "BINARY"
+_PARTIAL: Final = "PARTIAL"
+_COMPLETE: Final = "COMPLETE"
+
+
+@dataclass(frozen=True, slots=True)
+class _SDK:
+    """The lazily imported pieces of the optional SageMaker SDK."""
+
+    client_cls: Any
+    config_cls: Any
+    models: ModuleType
+    crt_client_cls: Any
+    call_error: type[BaseException]
+    identity_cls: Any
+
+
+def _load_sdk() -> _SDK:
+    """Import the optional SDK, or say what to install."""
+    try:
+        import awscrt  # noqa: F401  (the HTTP/2 client needs the [awscrt] extra)
+        from aws_sdk_sagemaker_runtime_http2 import models
+        from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
+        from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
+        from smithy_aws_core.identity import AWSCredentialsIdentity
+        from smithy_core.exceptions import CallError
+        from smithy_http.aio.crt import AWSCRTHTTPClient
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "The SageMaker transport needs aws-sdk-sagemaker-runtime-http2 with awscrt: " + _INSTALL_HINT
+        ) from exc
+    return _SDK(
+        client_cls=AsyncSageMakerRuntimeHTTP2Client,
+        config_cls=AsyncSageMakerRuntimeHTTP2Config,
+        models=models,
+        crt_client_cls=AWSCRTHTTPClient,
+        call_error=CallError,
+        identity_cls=AWSCredentialsIdentity,
+    )
+
+
+def default_endpoint_uri(region: str) -> str:
+    """The regional SageMaker runtime HTTP/2 endpoint (port 8443) for ``region``."""
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://runtime.sagemaker.{region}.{suffix}:8443"
+
+
+def classify_payload_part(data: bytes, data_type: str | None) -> Frame:
+    """Turn one (complete) response payload into a Leg 1 frame.
+
+    ``UTF8`` parts are control frames, ``BINARY`` parts audio, whatever their bytes look like. A part
+    without a data type is a control frame only if the whole chunk decodes as UTF-8 JSON to an object.
+    """
+    if data_type == _UTF8 or (data_type is None and is_control_frame(data)):
+        # A UTF8 part that is not valid UTF-8 still reaches the session as text: it fails to decode there.
+        return data.decode("utf-8", errors="replace")
+    return bytes(data)
+
+
+class _PartAssembler:
+    """Joins ``PARTIAL`` payload parts until the part that completes them (sans-I/O)."""
+
+    def __init__(self) -> None:
+        self._pieces: list[bytes] = []
+        self._data_type: str | None = None
+
+    def feed(self, data: bytes, data_type: str | None, completion_state: str | None) -> Frame | None:
+        """Add one part; returns the frame once it is complete, else None."""
+        if not self._pieces:
+            self._data_type = data_type
+        self._pieces.append(data)
+        if completion_state == _PARTIAL:
+            return None
+        whole = b"".join(self._pieces)
+        data_type = self._data_type if self._data_type is not None else data_type
+        self._pieces.clear()
+        self._data_type = None
+        return classify_payload_part(whole, data_type)
+
+
+def _stream_error(exc: BaseException, *, during: str) -> SageMakerStreamError:
+    """A SageMaker-reported error (modeled or not) as the project's typed error, without its text."""
+    error_type = type(exc).__name__
+    remote = getattr(exc, "message", None) or str(exc)
+    code = getattr(exc, "error_code", None)
+    unmodeled = _UNMODELED_ERROR.search(remote) if error_type == "CallError" else None
+    if unmodeled is not None:
+        # An error the SDK does not model (AccessDeniedException, ValidationError, ...): its shape
+        # name is the code.
+        error_type = unmodeled["id"] or f"HTTP{unmodeled['status']}"
+    code = code or error_type
+    status = getattr(exc, "original_status_code", None)
+    # SageMaker's own message can name accounts and ARNs: it is logged, and kept on the error for code
+    # that wants it, but the message shown to people is ours.
+    logger.warning(
+        "during=<%s>, type=<%s>, code=<%s> | sagemaker error: %s", during, error_type, code, remote
+    )
+    message = f"SageMaker reported {error_type} ({code}) {during}"
+    if status is not None:
+        message += f"; the container answered HTTP {status}"
+    return SageMakerStreamError(str(code), message, error_type=error_type, sagemaker_message=str(remote))
+
+
+class _BotocoreCredentials:
+    """An SDK identity resolver over botocore's credential chain (the one boto3 and Strands use).
+
+    botocore covers every standard source, including container and instance roles, which the HTTP/2
+    SDK's built-in chain leaves to extra packages. Refreshable credentials refresh on a thread.
+    """
+
+    def __init__(self, credentials: Any, identity_cls: Any) -> None:
+        self._credentials = credentials
+        self._identity_cls = identity_cls
+
+    async def get_identity(self, *, properties: Mapping[str, Any] | None = None) -> Any:
+        refresh_needed = getattr(self._credentials, "refresh_needed", None)
+        if callable(refresh_needed) and refresh_needed():
+            frozen = await asyncio.to_thread(self._credentials.get_frozen_credentials)
+        else:
+            frozen = self._credentials.get_frozen_credentials()
+        return self._identity_cls(
+            access_key_id=frozen.access_key,
+            secret_access_key=frozen.secret_key,
+            session_token=frozen.token,
+        )
+
+
+class _TrackedHTTPClient:
+    """Wraps the duplex HTTP client: keeps the response, and survives the SDK's config deep copy.
+
+    The SDK deep-copies its config (and so the transport) on first use; returning ``self`` keeps the
+    transport this session created (and tests' stand-ins) the one that actually carries the call.
+    """
+
+    SUPPORTS_DUPLEX_STREAMING = True
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.TIMEOUT_EXCEPTIONS: tuple[type[BaseException], ...] = tuple(
+            getattr(inner, "TIMEOUT_EXCEPTIONS", ())
+        )
+        self.response: Any = None
+
+    async def send(self, request: Any, *, request_config: Any = None) -> Any:
+        self.response = await self.inner.send(request, request_config=request_config)
+        writer = self._writer()
+        if writer is not None:
+            # awscrt writes the request body on a task of its own that fails when the server resets the
+            # stream after ending its response (HTTP/2 allows that); retrieve its error so asyncio does
+            # not report it as "never retrieved".
+            writer.add_done_callback(_retrieve_error)
+        return self.response
+
+    def _writer(self) -> asyncio.Task[Any] | None:
+        writer = getattr(getattr(self.response, "_stream", None), "_writer", None)
+        return writer if isinstance(writer, asyncio.Task) else None
+
+    def request_open(self) -> bool:
+        """False once awscrt stopped writing the request body (the stream is over); True if unknown."""
+        writer = self._writer()
+        return writer is None or not writer.done()
+
+    def response_failed(self) -> bool:
+        """True when the HTTP/2 stream ended with an error rather than END_STREAM.
+
+        awscrt ends a reset or dropped stream's body just like a finished one; only the stream's
+        completion tells them apart. Best effort: False when that is not visible.
+        """
+        stream = getattr(self.response, "_stream", None)
+        completion = getattr(stream, "_completion_future", None)
+        try:
+            return bool(completion is not None and completion.done() and completion.exception() is not None)
+        except Exception:
+            return False
+
+    async def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            await close()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _TrackedHTTPClient:
+        return self
+
+
+def _retrieve_error(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.debug("request body writer ended: %r", task.exception())
+
+
+class _EndOfStream:
+    """Queue marker: the endpoint closed the stream normally."""
+
+
+_EOF: Final = _EndOfStream()
+
+
+class SageMakerTransport:
+    """A :class:`~strands_voice.transport.FrameTransport` over SageMaker's HTTP/2 bidirectional stream.
+
+    Args:
+        endpoint_name: The SageMaker endpoint to invoke.
+        region: AWS region; when None, ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's region.
+        target_variant: Production variant to route to (None: SageMaker picks by weight).
+        endpoint_uri: Service endpoint override (e.g. a VPC endpoint, or a local test server); when
+            None, ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2`` or the regional
+            ``https://runtime.sagemaker.<region>.amazonaws.com:8443``.
+        connect_timeout: Seconds :meth:`connect` may take until SageMaker answers the stream.
+        silence_timeout: Seconds :meth:`receive` waits for a frame before ``TTSTimeoutError``; None
+            waits forever (the session applies its own silence timeout while audio is owed).
+        send_timeout: Seconds one :meth:`send` may wait for the connection to take the message.
+        close_timeout: Seconds :meth:`close` waits for each direction to end cleanly before it cuts.
+        http_client: The duplex HTTP client (default: a new ``AWSCRTHTTPClient``); tests pass a stand-in
+            with ``SUPPORTS_DUPLEX_STREAMING = True`` and an async ``send``.
+    """
+
+    def __init__(
+        self,
+        endpoint_name: str,
+        *,
+        region: str | None = None,
+        target_variant: str | None = None,
+        endpoint_uri: str | None = None,
+        connect_timeout: float = 10.0,
+        silence_timeout: float | None = None,
+        send_timeout: float = 10.0,
+        close_timeout: float = 5.0,
+        http_client: Any = None,
+    ) -> None:
+        if not _ENDPOINT_NAME.match(endpoint_name):
+            raise ValueError(f"not a SageMaker endpoint name: {endpoint_name!r}")
+        self.endpoint_name = endpoint_name
+        self.region = region
+        self.target_variant = target_variant
+        self.endpoint_uri = endpoint_uri
+        self.connect_timeout = connect_timeout
+        self.silence_timeout = silence_timeout
+        self.send_timeout = send_timeout
+        self.close_timeout = close_timeout
+        self._http_client_option = http_client
+        self._http: _TrackedHTTPClient | None = None
+        self._client: Any = None
+        self._stream: Any = None
+        self._receiver: Any = None
+        self._models: Any = None
+        self._frames: asyncio.Queue[Frame | _EndOfStream | TTSError] = asyncio.Queue()
+        self._terminal: _EndOfStream | TTSError | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._send_lock = asyncio.Lock()
+        self._send_broken = False
+        self._connected = False
+        self._closed = False
+        #: The production variant SageMaker routed the stream to (known after connect).
+        self.invoked_variant: str | None = None
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> SageMakerTransport:
+        """Create (not connect) a transport from ``sagemaker://<endpoint-name>[?region=..&variant=..]``.
+
+        ``endpoint_url=https://host:port`` overrides the service endpoint. Other keyword ``options`` go
+        to the constructor.
+
+        Raises:
+            ValueError: the URL is not a valid ``sagemaker://`` URL.
+        """
+        parts = urlsplit(url)
+        if parts.scheme.lower() != "sagemaker":
+            raise ValueError(f"not a sagemaker:// URL: {url!r}")
+        name = unquote(parts.netloc or parts.path.lstrip("/"))
+        if parts.netloc and parts.path not in ("", "/"):
+            raise ValueError(f"a sagemaker:// URL names only the endpoint, got path {parts.path!r}")
+        if not name:
+            raise ValueError("a sagemaker:// URL needs the endpoint name: sagemaker://<endpoint-name>")
+        query = dict(parse_qsl(parts.query, keep_blank_values=False, strict_parsing=False))
+        unknown = set(query) - _URL_OPTIONS
+        if unknown:
+            raise ValueError(
+                f"unknown sagemaker:// URL options {sorted(unknown)}; known: {sorted(_URL_OPTIONS)}"
+            )
+        kwargs: dict[str, Any] = {
+            "region": query.get("region"),
+            "target_variant": query.get("variant"),
+            "endpoint_uri": query.get("endpoint_url"),
+        }
+        kwargs.update(options)
+        return cls(name, **kwargs)
+
+    # -- configuration -------------------------------------------------------------------------------
+
+    def _resolve_region(self) -> str:
+        region = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        if not region:
+            with contextlib.suppress(Exception):
+                region = importlib.import_module("botocore.session").Session().get_config_variable("region")
+        if not region:
+            raise TTSConnectionError(
+                "missing_region",
+                "No AWS region for the SageMaker endpoint: add ?region=<region> to the sagemaker:// URL "
+                "or set AWS_REGION.",
+            )
+        return str(region)
+
+    async def _resolve_credentials(self, sdk: _SDK) -> Any:
+        """Find credentials before any call to SageMaker; None leaves it to the SDK's own chain."""
+        try:
+            botocore_session = importlib.import_module("botocore.session")
+        except ImportError:
+            return None
+        try:
+            credentials = await asyncio.to_thread(botocore_session.Session().get_credentials)
+        except Exception as exc:
+            logger.debug("credential lookup failed", exc_info=True)
+            raise TTSConnectionError(
+                "missing_credentials",
+                f"AWS credentials could not be loaded ({type(exc).__name__}); check AWS_PROFILE and the "
+                "AWS config files.",
+            ) from None
+        if credentials is None:
+            raise TTSConnectionError(
+                "missing_credentials",
+                "No AWS credentials found for the SageMaker endpoint: set AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run with an IAM role.",
+            )
+        return _BotocoreCredentials(credentials, sdk.identity_cls)
+
+    def _resolve_endpoint_uri(self, region: str) -> str:
+        return self.endpoint_uri or os.environ.get(_ENDPOINT_ENV) or default_endpoint_uri(region)
+
+    # -- FrameTransport ------------------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the bidirectional stream and wait until SageMaker answers it.
+
+        Raises:
+            MissingDependencyError: the ``sagemaker`` extra is not installed.
+            TTSConnectionError: no region or no credentials (before any network call), or the
+                endpoint could not be reached.
+            SageMakerStreamError: SageMaker refused the stream (unknown endpoint, access denied, the
+                container refused the WebSocket, ...); ``code`` is SageMaker's.
+            TTSTimeoutError: SageMaker did not answer within ``connect_timeout``.
+        """
+        if self._closed:
+            raise TTSConnectionError("closed", "the SageMaker transport is closed")
+        if self._connected:
+            return
+        sdk = _load_sdk()
+        region = self._resolve_region()
+        credentials = await self._resolve_credentials(sdk)
+        endpoint_uri = self._resolve_endpoint_uri(region)
+        inner = self._http_client_option if self._http_client_option is not None else sdk.crt_client_cls()
+        self._http = _TrackedHTTPClient(inner)
+        overrides: dict[str, Any] = {"region": region, "endpoint_uri": endpoint_uri, "transport": self._http}
+        if credentials is not None:
+            overrides["aws_credentials_identity_resolver"] = credentials
+        self._models = sdk.models
+        request = sdk.models.InvokeEndpointWithBidirectionalStreamInput(
+            endpoint_name=self.endpoint_name, target_variant=self.target_variant
+        )
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                config = await sdk.config_cls.resolve(**overrides)
+                self._client = sdk.client_cls(config=config)
+                self._stream = await self._client.invoke_endpoint_with_bidirectional_stream(request)
+                output, self._receiver = await self._stream.await_output()
+        except TimeoutError:
+            await self._abort()
+            raise TTSTimeoutError(
+                "connect_timeout", f"SageMaker did not answer the stream within {self.connect_timeout} s"
+            ) from None
+        except BaseException as exc:
+            await self._abort()
+            if isinstance(exc, TTSError | asyncio.CancelledError) or not isinstance(exc, Exception):
+                raise
+            if isinstance(exc, sdk.call_error):
+                raise _stream_error(exc, during="opening the stream") from None
+            logger.debug("endpoint_uri=<%s> | connect failed", endpoint_uri, exc_info=True)
+            raise TTSConnectionError(
+                "connection_failed", f"could not reach SageMaker at {endpoint_uri} ({type(exc).__name__})"
+            ) from None
+        self.invoked_variant = getattr(output, "invoked_production_variant", None)
+        self._connected = True
+        self._reader = asyncio.create_task(self._read_loop(), name=f"sagemaker-reader-{self.endpoint_name}")
+        logger.debug(
+            "endpoint=<%s>, region=<%s>, variant=<%s> | sagemaker stream open",
+            self.endpoint_name,
+            region,
+            self.invoked_variant,
+        )
+
+    async def send(self, message: str) -> None:
+        """Send one client message as one ``UTF8`` PayloadPart.
+
+        Raises:
+            TTSConnectionError: not connected, closed, or the stream has ended or broken.
+            TTSTimeoutError: the connection did not take the message within ``send_timeout``.
+        """
+        if not self._connected or self._closed or self._stream is None:
+            raise TTSConnectionError("not_connected", "the SageMaker stream is not open")
+        models = self._models
+        part = models.RequestStreamEventPayloadPart(
+            value=models.RequestPayloadPart(
+                bytes_=message.encode("utf-8"), data_type=_UTF8, completion_state=_COMPLETE
+            )
+        )
+        async with self._send_lock:
+            stream = self._stream
+            if self._closed or stream is None:
+                raise TTSConnectionError("closed", "the SageMaker transport is closed")
+            if self._send_broken or self._terminal is not None:
+                raise TTSConnectionError("connection_lost", "the SageMaker stream has ended")
+            try:
+                async with asyncio.timeout(self.send_timeout):
+                    await stream.input_stream.send(part)
+            except TimeoutError:
+                # Event signatures chain: a half-sent message leaves the stream unusable.
+                self._send_broken = True
+                raise TTSTimeoutError(
+                    "send_timeout", f"SageMaker did not take a message within {self.send_timeout} s"
+                ) from None
+            except asyncio.CancelledError:
+                self._send_broken = True
+                raise
+            except Exception:
+                self._send_broken = True
+                logger.debug("send failed", exc_info=True)
+                raise TTSConnectionError("connection_lost", "the SageMaker stream dropped") from None
+
+    async def receive(self) -> Frame:
+        """Wait for the next frame from the endpoint (``str`` control, ``bytes`` audio).
+
+        Cancellation-safe: frames are read by one background task and queued.
+
+        Raises:
+            EOFError: the stream ended normally.
+            SageMakerStreamError: SageMaker ended the stream with ``ModelStreamError`` or
+                ``InternalStreamFailure``.
+            TTSConnectionError: the connection dropped, or the transport is not open.
+            TTSTimeoutError: nothing arrived within ``silence_timeout``.
+        """
+        if not self._connected:
+            raise TTSConnectionError("not_connected", "the SageMaker stream is not open")
+        if self._terminal is not None and self._frames.empty():
+            self._raise_terminal(self._terminal)
+        if self._closed and self._frames.empty():
+            raise TTSConnectionError("closed", "the SageMaker transport is closed")
+        try:
+            if self.silence_timeout is None:
+                item = await self._frames.get()
+            else:
+                async with asyncio.timeout(self.silence_timeout):
+                    item = await self._frames.get()
+        except TimeoutError:
+            raise TTSTimeoutError(
+                "silence_timeout", f"nothing arrived from SageMaker within {self.silence_timeout} s"
+            ) from None
+        if isinstance(item, _EndOfStream | TTSError):
+            self._raise_terminal(item)
+        return item
+
+    async def close(self) -> None:
+        """End our direction (the signed end frame), let SageMaker end its own, then release the
+        connection. Bounded by ``close_timeout`` per step; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        stream, reader, http = self._stream, self._reader, self._http
+        if stream is not None and self._connected and (http is None or http.request_open()):
+            try:
+                async with asyncio.timeout(self.close_timeout):
+                    async with self._send_lock:
+                        await stream.input_stream.close()
+            except (TimeoutError, Exception):
+                logger.debug("input stream did not close cleanly", exc_info=True)
+        if reader is not None and not reader.done():
+            # SageMaker ends the response once the container's side is closed; wait for that briefly.
+            await asyncio.wait({reader}, timeout=self.close_timeout)
+        await self._abort()
+        if self._terminal is None:
+            self._terminal = TTSConnectionError("closed", "the SageMaker transport is closed")
+        logger.debug("endpoint=<%s> | sagemaker stream closed", self.endpoint_name)
+
+    # -- internals -----------------------------------------------------------------------------------
+
+    def _raise_terminal(self, item: _EndOfStream | TTSError) -> NoReturn:
+        self._terminal = item
+        if isinstance(item, _EndOfStream):
+            raise EOFError("the SageMaker stream ended")
+        raise item
+
+    async def _read_loop(self) -> None:
+        """Pump response events into the frame queue; always ends with EOF or an error item."""
+        models, receiver = self._models, self._receiver
+        assembler = _PartAssembler()
+        terminal: _EndOfStream | TTSError
+        try:
+            while True:
+                event = await receiver.receive()
+                if event is None:
+                    if self._http is not None and self._http.response_failed():
+                        terminal = TTSConnectionError("connection_lost", "the SageMaker stream dropped")
+                    else:
+                        terminal = _EOF
+                    break
+                if isinstance(event, models.ResponseStreamEventPayloadPart):
+                    part = event.value
+                    frame = assembler.feed(part.bytes_ or b"", part.data_type, part.completion_state)
+                    if frame is not None:
+                        self._frames.put_nowait(frame)
+                else:
+                    logger.debug("event=<%s> | unknown sagemaker event ignored", type(event).__name__)
+        except asyncio.CancelledError:
+            self._frames.put_nowait(TTSConnectionError("closed", "the SageMaker transport is closed"))
+            raise
+        except (models.ModelStreamError, models.InternalStreamFailure) as exc:
+            terminal = _stream_error(exc, during="during the stream")
+        except Exception as exc:
+            call_error = _load_sdk().call_error
+            if isinstance(exc, call_error):
+                terminal = _stream_error(exc, during="during the stream")
+            else:
+                logger.debug("sagemaker stream read failed", exc_info=True)
+                terminal = TTSConnectionError("connection_lost", "the SageMaker stream dropped")
+        self._frames.put_nowait(terminal)
+
+    async def _abort(self) -> None:
+        """Stop the reader and release the stream, client and connection; bounded, never raises."""
+        reader, self._reader = self._reader, None
+        if reader is not None and not reader.done():
+            reader.cancel()
+            await asyncio.wait({reader}, timeout=self.close_timeout)
+        receiver = self._receiver
+        if receiver is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self.close_timeout):
+                    await receiver.close()
+        stream = self._stream
+        if stream is not None and self._receiver is None:
+            # The output never arrived: cancel the SDK's pending call so no task outlives us.
+            future = getattr(stream, "_output_future", None)
+            if future is not None and not future.done():
+                future.cancel()
+                await asyncio.wait({future}, timeout=self.close_timeout)
+        for closable in (self._client, self._http):
+            if closable is None:
+                continue
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(self.close_timeout):
+                    await closable.close()
+        self._client = None
+        self._http = None
+        self._stream = None
+        self._receiver = None

@@ -1,0 +1,178 @@
+"""A scripted stand-in LLM: a real Strands ``Model`` that streams a fixed answer with realistic pacing.
+
+This is NOT a language model. It exists so the demo, the benchmarks and the tests can run offline and
+repeatably: every call streams the same multi-paragraph answer as ``contentBlockDelta`` text events,
+word by word, with sleeps between them. By default the first sentence is complete after about 0.6 s and
+the whole answer after about 5 s, which is roughly what a fast hosted model does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import AsyncGenerator, AsyncIterable
+from typing import Any, Final, TypedDict, TypeVar
+
+from pydantic import BaseModel
+from strands.models.model import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
+
+__all__ = ["SCRIPTED_ANSWER", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+
+#: The fixed answer: several sentences, a numbered list, a price and abbreviations, in Markdown.
+SCRIPTED_ANSWER: Final = (
+    "Here's a quick overview of the Premium plan, which suits most households well. "
+    "It costs **$24.99 per month**, and you can cancel at any time without a fee.\n"
+    "\n"
+    "The plan includes three main features:\n"
+    "\n"
+    "1. Unlimited cloud storage for your photos and videos.\n"
+    "2. Priority support from our team, available 24/7.\n"
+    "3. Offline access on up to five devices.\n"
+    "\n"
+    "Most customers upgrade in their first week, e.g. when the free storage runs out. "
+    "Dr. Lee's team reviews every account within approx. two business days. "
+    "If you like, I can start a 14-day free trial for you right now. "
+    "Just tell me which e-mail address to use."
+)
+
+_TOKEN = re.compile(r"\S+\s*|\s+")
+_SENTENCE_END = re.compile(r"[.!?][\"')\]*]*(\s|$)")
+
+
+class ScriptedModelConfig(TypedDict, total=False):
+    """Configuration of :class:`ScriptedModel`.
+
+    Attributes:
+        text: The answer to stream.
+        first_sentence_s: Seconds until the first sentence has been streamed completely.
+        total_s: Seconds until the whole answer has been streamed.
+        model_id: A name for logs and traces.
+    """
+
+    text: str
+    first_sentence_s: float
+    total_s: float
+    model_id: str
+
+
+def split_tokens(text: str) -> list[str]:
+    """Split text into word-sized tokens (each keeps its trailing whitespace); ``"".join`` restores it."""
+    return _TOKEN.findall(text)
+
+
+def _first_sentence_tokens(tokens: list[str]) -> int:
+    """How many tokens make up the first sentence (all of them when the text has no sentence end)."""
+    for index, token in enumerate(tokens):
+        if _SENTENCE_END.search(token):
+            return index + 1
+    return len(tokens)
+
+
+class ScriptedModel(Model):
+    """Offline stand-in LLM streaming a fixed answer (:data:`SCRIPTED_ANSWER` by default) with sleeps.
+
+    It ignores the prompt and tools. The first sentence's tokens are spread evenly over
+    ``first_sentence_s`` seconds (the first token arrives after one interval, like a time to first token),
+    and the remaining tokens over ``total_s - first_sentence_s``.
+
+    Example:
+        ```python
+        agent = Agent(model=ScriptedModel(first_sentence_s=0.2, total_s=1.0), callback_handler=None)
+        ```
+    """
+
+    def __init__(self, text: str | None = None, first_sentence_s: float = 0.6, total_s: float = 5.0) -> None:
+        """Create the model.
+
+        Args:
+            text: The answer to stream; :data:`SCRIPTED_ANSWER` when None.
+            first_sentence_s: Seconds until the first sentence is complete.
+            total_s: Seconds until the whole answer is complete (at least ``first_sentence_s``).
+        """
+        self.config: ScriptedModelConfig = {
+            "text": SCRIPTED_ANSWER if text is None else text,
+            "first_sentence_s": first_sentence_s,
+            "total_s": max(total_s, first_sentence_s),
+            "model_id": "scripted",
+        }
+
+    def update_config(self, **model_config: Any) -> None:
+        """Update the configuration (``text``, ``first_sentence_s``, ``total_s``, ``model_id``)."""
+        self.config.update(model_config)  # type: ignore[typeddict-item]
+
+    def get_config(self) -> ScriptedModelConfig:
+        """Return the configuration."""
+        return self.config
+
+    def _delays(self, tokens: list[str]) -> list[float]:
+        """Seconds to sleep before each token."""
+        first = _first_sentence_tokens(tokens)
+        rest = len(tokens) - first
+        first_s = float(self.config["first_sentence_s"])
+        rest_s = max(float(self.config["total_s"]) - first_s, 0.0)
+        delays = [first_s / first] * first if first else []
+        delays += [rest_s / rest] * rest if rest else []
+        return delays
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        """Stream the scripted answer as Strands stream events (text deltas with sleeps between them).
+
+        Args:
+            messages: Ignored (the answer is fixed).
+            tool_specs: Ignored.
+            system_prompt: Ignored.
+            **kwargs: ``cancel_signal`` (a ``threading.Event``) stops the stream early; the rest is ignored.
+
+        Yields:
+            ``messageStart``, ``contentBlockStart``, ``contentBlockDelta`` per token, ``contentBlockStop``,
+            ``messageStop`` and ``metadata`` events.
+        """
+        cancel_signal = kwargs.get("cancel_signal")
+        tokens = split_tokens(str(self.config["text"]))
+        started = time.monotonic()
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockStart": {"start": {}}}
+        # Sleep to absolute deadlines so the pacing does not drift on a busy machine.
+        deadline = started
+        for token, delay in zip(tokens, self._delays(tokens), strict=True):
+            deadline += delay
+            await asyncio.sleep(max(deadline - time.monotonic(), 0.0))
+            if cancel_signal is not None and cancel_signal.is_set():
+                logger.debug("scripted model | cancelled")
+                break
+            yield {"contentBlockDelta": {"delta": {"text": token}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+        latency_ms = int((time.monotonic() - started) * 1000)
+        yield {
+            "metadata": {
+                "usage": {"inputTokens": 0, "outputTokens": len(tokens), "totalTokens": len(tokens)},
+                "metrics": {"latencyMs": latency_ms},
+            }
+        }
+
+    async def structured_output(
+        self, output_model: type[T], prompt: Messages, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[dict[str, T | Any], None]:
+        """Not supported: a scripted answer cannot fill an arbitrary schema.
+
+        Raises:
+            NotImplementedError: always.
+        """
+        raise NotImplementedError("ScriptedModel streams a fixed text answer; it has no structured output")
+        yield {}  # pragma: no cover - makes this an async generator

@@ -1,0 +1,112 @@
+"""The WebSocket transport: Leg 1 frames over a plain WebSocket (local container or any host).
+
+A thin :class:`~strands_voice.transport.FrameTransport` over the ``websockets`` asyncio client. Frame
+kinds come from WebSocket opcodes: text frames are control messages, binary frames are audio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
+
+from strands_voice.errors import TTSConnectionError, TTSTimeoutError
+from strands_voice.transport import Frame
+
+__all__ = ["WebSocketTransport"]
+
+logger = logging.getLogger(__name__)
+
+
+class WebSocketTransport:
+    """A :class:`~strands_voice.transport.FrameTransport` over one WebSocket connection.
+
+    Args:
+        url: ``ws://`` or ``wss://`` URL of the endpoint's ``/invocations-bidirectional-stream`` route.
+        connect_timeout: Seconds the opening handshake may take.
+        close_timeout: Seconds to wait for the closing handshake.
+        **connect_options: Passed to ``websockets.asyncio.client.connect`` (e.g. ``ssl``,
+            ``additional_headers``).
+    """
+
+    def __init__(
+        self, url: str, *, connect_timeout: float = 10.0, close_timeout: float = 2.0, **connect_options: Any
+    ) -> None:
+        self.url = url
+        self.connect_timeout = connect_timeout
+        self.close_timeout = close_timeout
+        self._options = connect_options
+        self._connection: ClientConnection | None = None
+
+    async def connect(self) -> None:
+        """Open the WebSocket.
+
+        Raises:
+            TTSTimeoutError: the handshake took longer than ``connect_timeout``.
+            TTSConnectionError: the endpoint could not be reached or refused the upgrade.
+        """
+        options: dict[str, Any] = {
+            "open_timeout": None,  # enforced below, as a typed error
+            "close_timeout": self.close_timeout,
+            "max_size": None,  # audio frames are the endpoint's to size
+            "proxy": None,
+            **self._options,
+        }
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                self._connection = await connect(self.url, **options)
+        except TimeoutError:
+            raise TTSTimeoutError(
+                "connect_timeout",
+                f"no WebSocket handshake with the TTS endpoint within {self.connect_timeout} s",
+            ) from None
+        except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
+            logger.debug("url=<%s> | connect failed: %r", self.url, exc)
+            raise TTSConnectionError(
+                "connection_failed", "could not open a WebSocket to the TTS endpoint"
+            ) from None
+        logger.debug("url=<%s> | connected", self.url)
+
+    def _require(self) -> ClientConnection:
+        if self._connection is None:
+            raise TTSConnectionError("not_connected", "the WebSocket is not connected")
+        return self._connection
+
+    async def send(self, message: str) -> None:
+        """Send one client message as one text frame.
+
+        Raises:
+            TTSConnectionError: the connection is closed or dropped.
+        """
+        try:
+            await self._require().send(message)
+        except ConnectionClosed:
+            raise TTSConnectionError(
+                "connection_closed", "the WebSocket to the TTS endpoint is closed"
+            ) from None
+
+    async def receive(self) -> Frame:
+        """The next frame: ``str`` for a text (control) frame, ``bytes`` for a binary (audio) frame.
+
+        Raises:
+            EOFError: the endpoint closed the session normally (code 1000/1001).
+            TTSConnectionError: the connection dropped.
+        """
+        try:
+            return await self._require().recv()
+        except ConnectionClosedOK:
+            raise EOFError("the TTS endpoint closed the session") from None
+        except ConnectionClosed as exc:
+            logger.debug("url=<%s> | connection dropped: %r", self.url, exc)
+            raise TTSConnectionError(
+                "connection_dropped", "the WebSocket to the TTS endpoint dropped"
+            ) from None
+
+    async def close(self) -> None:
+        """Close the WebSocket (bounded by ``close_timeout``); safe to call more than once."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            await connection.close()

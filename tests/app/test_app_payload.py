@@ -1,0 +1,141 @@
+"""The Leg 3 payload validator and the app's environment configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from agentcore_app.config import (
+    DEFAULT_SYSTEM_PROMPT,
+    AppConfig,
+    ConfigurationError,
+    model_spec_from_env,
+    normalize_tts_url,
+    silence_timeout_from_env,
+)
+from agentcore_app.payload import AUDIO_FORMATS, PayloadError, VoiceRequest, parse_payload
+
+
+def test_app_payload_defaults() -> None:
+    assert parse_payload({"prompt": "  Hi there  "}) == VoiceRequest(prompt="Hi there")
+
+
+def test_app_payload_all_fields() -> None:
+    request = parse_payload(
+        {"prompt": "Hi", "mode": "batch", "voice": "af_heart", "speed": 1.25, "format": "mp3"}
+    )
+    assert request == VoiceRequest(prompt="Hi", mode="batch", voice="af_heart", speed=1.25, format="mp3")
+
+
+def test_app_payload_null_fields_take_defaults() -> None:
+    request = parse_payload({"prompt": "Hi", "mode": None, "voice": None, "speed": None, "format": None})
+    assert request == VoiceRequest(prompt="Hi")
+
+
+def test_app_payload_integer_speed_is_a_float() -> None:
+    request = parse_payload({"prompt": "Hi", "speed": 1})
+    assert request.speed == 1.0
+    assert isinstance(request.speed, float)
+
+
+def test_app_payload_formats_match_the_audio_module() -> None:
+    from strands_voice import audio
+
+    assert tuple(AUDIO_FORMATS) == tuple(audio.AUDIO_FORMATS)
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ([], "JSON object"),
+        ("hello", "JSON object"),
+        (None, "JSON object"),
+        ({}, "'prompt'"),
+        ({"prompt": ""}, "'prompt'"),
+        ({"prompt": "   "}, "'prompt'"),
+        ({"prompt": 42}, "'prompt'"),
+        ({"prompt": ["a"]}, "'prompt'"),
+        ({"prompt": "x" * 9000}, "too long"),
+        ({"prompt": "Hi", "mode": "stream"}, "'mode'"),
+        ({"prompt": "Hi", "mode": 1}, "'mode'"),
+        ({"prompt": "Hi", "voice": ""}, "'voice'"),
+        ({"prompt": "Hi", "voice": 3}, "'voice'"),
+        ({"prompt": "Hi", "voice": "../../etc/passwd"}, "'voice'"),
+        ({"prompt": "Hi", "speed": "fast"}, "'speed'"),
+        ({"prompt": "Hi", "speed": True}, "'speed'"),
+        ({"prompt": "Hi", "speed": 0.1}, "'speed'"),
+        ({"prompt": "Hi", "speed": 9}, "'speed'"),
+        ({"prompt": "Hi", "speed": float("nan")}, "'speed'"),
+        ({"prompt": "Hi", "format": "flac"}, "'format'"),
+        ({"prompt": "Hi", "format": ["mp3"]}, "'format'"),
+        ({"prompt": "Hi", "voise": "af_heart"}, "'voise'"),
+    ],
+)
+def test_app_payload_rejects(payload: Any, field: str) -> None:
+    with pytest.raises(PayloadError) as caught:
+        parse_payload(payload)
+    assert field in caught.value.message
+
+
+def test_app_payload_prompt_limit_is_configurable() -> None:
+    assert parse_payload({"prompt": "abcd"}, max_prompt_chars=4).prompt == "abcd"
+    with pytest.raises(PayloadError, match="at most 3"):
+        parse_payload({"prompt": "abcd"}, max_prompt_chars=3)
+
+
+def test_app_config_reads_the_environment() -> None:
+    config = AppConfig.from_env(
+        {
+            "TTS_ENDPOINT_URL": "sagemaker://kokoro?region=us-east-1",
+            "VOICE_MODEL": "scripted",
+            "SYSTEM_PROMPT": "Be brief.",
+        }
+    )
+    assert config == AppConfig(
+        tts_url="sagemaker://kokoro?region=us-east-1", model_spec="scripted", system_prompt="Be brief."
+    )
+
+
+def test_app_config_bedrock_model_id_and_default_prompt() -> None:
+    config = AppConfig.from_env(
+        {"TTS_ENDPOINT_URL": "ws://tts:8080", "BEDROCK_MODEL_ID": "amazon.nova-lite-v1:0"}
+    )
+    assert config.model_spec == "bedrock:amazon.nova-lite-v1:0"
+    assert config.system_prompt == DEFAULT_SYSTEM_PROMPT
+    # VOICE_MODEL wins over BEDROCK_MODEL_ID.
+    assert (
+        model_spec_from_env({"VOICE_MODEL": "ollama:llama3.2", "BEDROCK_MODEL_ID": "x"}) == "ollama:llama3.2"
+    )
+
+
+def test_app_config_needs_a_tts_url() -> None:
+    with pytest.raises(ConfigurationError, match="TTS_ENDPOINT_URL"):
+        AppConfig.from_env({"VOICE_MODEL": "scripted"})
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("ws://127.0.0.1:8081", "ws://127.0.0.1:8081/invocations-bidirectional-stream"),
+        ("ws://127.0.0.1:8081/", "ws://127.0.0.1:8081/invocations-bidirectional-stream"),
+        ("wss://tts.example.com/custom", "wss://tts.example.com/custom"),
+        ("http://127.0.0.1:8081", "http://127.0.0.1:8081"),
+        ("sagemaker://kokoro-tts?region=us-west-2", "sagemaker://kokoro-tts?region=us-west-2"),
+    ],
+)
+def test_app_config_normalizes_tts_urls(url: str, expected: str) -> None:
+    assert normalize_tts_url(url) == expected
+
+
+@pytest.mark.parametrize("url", ["ftp://x", "kokoro:8080", "ws://", "sagemaker://"])
+def test_app_config_rejects_bad_tts_urls(url: str) -> None:
+    with pytest.raises(ConfigurationError, match="TTS endpoint URL"):
+        normalize_tts_url(url)
+
+
+def test_app_config_silence_timeout() -> None:
+    assert silence_timeout_from_env({}) == 20.0
+    assert silence_timeout_from_env({"TTS_SILENCE_TIMEOUT_S": "45.5"}) == 45.5
+    for bad in ("0", "-3", "soon", "inf", "nan"):
+        with pytest.raises(ConfigurationError, match="TTS_SILENCE_TIMEOUT_S"):
+            silence_timeout_from_env({"TTS_SILENCE_TIMEOUT_S": bad})

@@ -1,0 +1,90 @@
+"""The CI smoke form of the benchmark: `strands-voice bench --quick` on the real endpoint and example app.
+
+A benchmark is not a timed test: nothing here asserts a latency target. It checks that one real run
+produces every figure, with sane values, and writes the JSON and the PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_voice import bench
+from strands_voice.bench.core import QUICK_ANSWER, TARGETS
+from strands_voice.cli import build_parser
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+@pytest.mark.timeout(600)
+def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    json_path = tmp_path / "bench.json"
+    png_path = tmp_path / "bench.png"
+    argv = ["bench", "--quick", "--json", str(json_path), "--plot", str(png_path)]
+    args = build_parser(argv).parse_args(argv)
+
+    assert bench.run(args) == 0
+
+    table = capsys.readouterr().out
+    assert "ratio batch / bidi" in table and "targets met:" in table
+    results = json.loads(json_path.read_text(encoding="utf-8"))
+    assert results["schema"] == "strands-voice-bench/1"
+    assert results["config"]["quick"] is True
+
+    machine = results["machine"]
+    for key in ("cpu_model", "cpu_cores", "ram_gib", "python", "onnxruntime", "engine"):
+        assert machine[key], key
+    assert machine["engine"] == "onnx"
+
+    tts = results["tts_only"]
+    assert tts["text_chars"] == 267 and tts["sentences"] == 4
+    for key in ("whole_ttfa_ms", "first_sentence_ttfa_ms"):
+        assert tts[key]["n"] >= 2
+        assert all(_positive(value) for value in tts[key]["trials"])
+    assert _positive(tts["ratio_whole_over_first"])
+
+    e2e = results["end_to_end"]
+    assert e2e["bidi_ttfa_ms"]["n"] == e2e["batch_ttfa_ms"]["n"] >= 2
+    assert all(_positive(v) for v in e2e["bidi_ttfa_ms"]["trials"] + e2e["batch_ttfa_ms"]["trials"])
+    # Batch cannot speak before the whole text (5.0 s) exists; bidi can after the first sentence (0.6 s).
+    assert e2e["batch_ttfa_ms"]["min"] > 5000
+    assert e2e["bidi_ttfa_ms"]["median"] < e2e["batch_ttfa_ms"]["median"]
+    assert e2e["ratio_batch_over_bidi"] > 1
+    assert QUICK_ANSWER.startswith(e2e["first_chunk_text"].rstrip("."))
+    assert 400 <= e2e["first_chunk_text_complete_ms"]["median"] < e2e["bidi_ttfa_ms"]["median"]
+    assert _positive(e2e["engine_first_segment_ms"]["median"])
+    assert math.isfinite(e2e["bidi_overhead_over_floor_ms"]["median"])
+    for mode in ("bidi", "batch"):
+        timeline = e2e["timelines"][mode]
+        assert timeline["text"] and timeline["audio"] and timeline["playback"]
+
+    assert results["playback"]["bidi_stall_s"]["min"] >= 0
+
+    payload = results["payload"]
+    formats = payload["formats"]
+    assert set(formats) == {"pcm16", "mp3", "opus"}
+    # base64 costs 4/3 of the raw bytes plus JSON framing; the codecs must be far smaller.
+    assert 1.3 < formats["pcm16"]["ratio_to_raw_pcm"] < 1.5
+    assert (
+        formats["opus"]["bytes_per_audio_s"]
+        < formats["mp3"]["bytes_per_audio_s"]
+        < formats["pcm16"]["bytes_per_audio_s"]
+    )
+    assert 0 < payload["opus_share_of_pcm16"] < 1
+
+    levels = results["concurrency"]["levels"]
+    assert set(levels) == {"1", "2"}
+    for level in levels.values():
+        assert level["error"] is None
+        assert level["samples"] == level["sessions"]
+        assert _positive(level["p50_ms"]) and level["p95_ms"] >= level["p50_ms"]
+
+    assert {target["name"] for target in results["targets"]} == set(TARGETS)
+    assert all(isinstance(target["met"], bool) for target in results["targets"])
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,117 @@
+"""The table and the PNG, rendered from a small results mapping of the shape ``run_benchmark`` returns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from strands_voice.bench.core import BenchConfig, evaluate_targets
+from strands_voice.bench.plot import write_plot
+from strands_voice.bench.report import format_table
+from strands_voice.bench.stats import summarize
+
+
+def _timeline(first_audio: float) -> dict[str, Any]:
+    return {
+        "ttfa_s": first_audio,
+        "first_chunk_text_complete_s": 0.6,
+        "text": [[0.1 * i, 100.0 * i, 10 * i] for i in range(1, 51)],
+        "audio": [
+            [first_audio + 0.5 * i, 1000 * (first_audio + 0.5 * i), 0.9 * (i + 1), i // 4] for i in range(12)
+        ],
+        "playback": [[first_audio, first_audio + 10.8]],
+        "stall_s": 0.0,
+        "stalls": 0,
+        "total_s": first_audio + 6.0,
+    }
+
+
+def _results(*, opus_bytes: float) -> dict[str, Any]:
+    pcm = 64_100.0
+    results: dict[str, Any] = {
+        "config": {"quick": True},
+        "machine": {"cpu_model": "Test CPU", "cpu_cores": 2, "engine": "onnx", "voice": "jm_kumo"},
+        "tts_only": {
+            "text_chars": 267,
+            "first_sentence_chars": 82,
+            "whole_ttfa_ms": summarize([300.0, 310.0]),
+            "first_sentence_ttfa_ms": summarize([290.0, 295.0]),
+            "ratio_whole_over_first": 305.0 / 292.5,
+        },
+        "end_to_end": {
+            "bidi_ttfa_ms": summarize([900.0, 950.0]),
+            "batch_ttfa_ms": summarize([5400.0, 5500.0]),
+            "ratio_batch_over_bidi": 5450.0 / 925.0,
+            "first_chunk_text_complete_ms": summarize([600.0, 601.0]),
+            "engine_first_segment_ms": summarize([280.0, 290.0]),
+            "bidi_overhead_over_floor_ms": summarize([41.0, 39.0]),
+            "timelines": {"bidi": _timeline(0.9), "batch": _timeline(5.4)},
+        },
+        "playback": {"bidi_stall_s": summarize([0.0, 0.0]), "batch_stall_s": summarize([0.0, 0.3])},
+        "payload": {
+            "raw_pcm_bytes_per_s": 48_000,
+            "formats": {
+                "pcm16": {"bytes_per_audio_s": pcm, "ratio_to_raw_pcm": pcm / 48_000},
+                "opus": {"bytes_per_audio_s": opus_bytes, "ratio_to_raw_pcm": opus_bytes / 48_000},
+            },
+            "opus_share_of_pcm16": opus_bytes / pcm,
+        },
+        "concurrency": {
+            "levels": {
+                "1": {"sessions": 1, "samples": 1, "p50_ms": 300.0, "p95_ms": 300.0, "error": None},
+                "2": {"sessions": 2, "samples": 2, "p50_ms": 500.0, "p95_ms": 640.0, "error": None},
+            }
+        },
+        "duration_s": 1.0,
+    }
+    results["targets"] = evaluate_targets(results)
+    return results
+
+
+def test_targets_record_where_each_landed() -> None:
+    targets = {target["name"]: target for target in _results(opus_bytes=5_000.0)["targets"]}
+    assert set(targets) == {
+        "e2e_ttfa_ratio_batch_over_bidi",
+        "tts_only_ratio_whole_over_first",
+        "bidi_overhead_over_floor_ms",
+        "bidi_playback_stall_s",
+        "opus_share_of_pcm16",
+    }
+    assert targets["e2e_ttfa_ratio_batch_over_bidi"]["met"] is True  # 5.9x >= 5
+    assert targets["tts_only_ratio_whole_over_first"]["met"] is True  # 1.04 <= 1.15
+    assert targets["bidi_overhead_over_floor_ms"]["met"] is False  # 40 ms > 30 ms
+    assert targets["bidi_overhead_over_floor_ms"]["value"] == 40.0
+    assert targets["bidi_playback_stall_s"]["met"] is True
+    assert targets["opus_share_of_pcm16"]["met"] is True
+    missed = {target["name"]: target for target in _results(opus_bytes=9_000.0)["targets"]}
+    assert missed["opus_share_of_pcm16"]["met"] is False  # 14% > 12%
+
+
+def test_table_lists_every_figure_and_marks_misses() -> None:
+    table = format_table(_results(opus_bytes=5_000.0))
+    assert "Test CPU, 2 cores" in table
+    assert "TTFA whole text (267 chars, 1 message)" in table
+    assert "5.89x" in table
+    assert "MISSED" in table  # the 40 ms overhead
+    assert "7.8%" in table  # opus share
+    assert "2 sessions: TTFA p50 / p95 (n=2)" in table
+    assert "targets met: 4/5" in table
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = write_plot(_results(opus_bytes=5_000.0), tmp_path / "bench.png")
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert len(data) > 20_000  # three panels of drawing, not an empty canvas
+
+
+def test_quick_form_is_smaller_than_the_full_one() -> None:
+    quick, full = BenchConfig.quick_form(), BenchConfig()
+    assert quick.quick and not full.quick
+    assert 1 <= quick.trials < full.trials == 5
+    assert full.concurrency_levels == (1, 2, 4, 8)
+    assert quick.concurrency_levels == (1, 2)
+    assert full.answer_text is None and quick.answer_text

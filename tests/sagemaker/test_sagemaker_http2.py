@@ -1,0 +1,187 @@
+"""The REAL awscrt HTTP/2 client against a local TLS HTTP/2 server playing SageMaker.
+
+hypercorn serves :func:`create_forwarding_app` over TLS (h2 via ALPN) with a throwaway certificate that
+the CRT client trusts through ``SSL_CERT_FILE``. The app forwards each PayloadPart to the REAL Kokoro
+endpoint's WebSocket route as one frame and returns the container's frames as PayloadParts, as
+SageMaker does in front of a bidirectional endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, create_forwarding_app, serve_tls
+
+from strands_voice.errors import SageMakerStreamError, TTSConnectionError
+from strands_voice.sagemaker import SageMakerTransport
+from strands_voice.session import AudioChunk, RequestCompleted, RequestStarted, TTSSession
+
+SENTENCES = ["Hello from SageMaker.", "This is the second sentence."]
+
+
+def run[T](coro: Coroutine[Any, Any, T], timeout: float = 120.0) -> T:
+    async def bounded() -> T:
+        async with asyncio.timeout(timeout):
+            return await coro
+
+    return asyncio.run(bounded())
+
+
+@dataclass
+class FakeSageMaker:
+    port: int
+    stats: dict[str, Any]
+
+    def url(self, **query: str) -> str:
+        extra = "".join(f"&{k}={v}" for k, v in query.items())
+        return f"sagemaker://kokoro-tts?region=us-east-1&endpoint_url=https://localhost:{self.port}{extra}"
+
+
+@pytest.fixture
+def trusted(tls_files: TLSFiles, monkeypatch: pytest.MonkeyPatch) -> TLSFiles:
+    # Read by the CRT TLS context when a client is created.
+    monkeypatch.setenv("SSL_CERT_FILE", tls_files.ca_file)
+    return tls_files
+
+
+def _serve(ws_url: str, tls: TLSFiles) -> Iterator[FakeSageMaker]:
+    stats: dict[str, Any] = {}
+    app = create_forwarding_app(ws_url, secret_key=DUMMY_SECRET, stats=stats)
+    with serve_tls(app, tls.cert_file, tls.key_file) as port:
+        yield FakeSageMaker(port, stats)
+
+
+@pytest.fixture
+def sagemaker_front(endpoint_server: Any, trusted: TLSFiles, aws_env: None) -> Iterator[FakeSageMaker]:
+    """Fake SageMaker (TLS, HTTP/2) in front of the real Kokoro endpoint."""
+    yield from _serve(endpoint_server.ws_url, trusted)
+
+
+async def _speak(url: str, sentences: list[str]) -> tuple[list[Any], SageMakerTransport]:
+    transport = SageMakerTransport.from_url(url)
+    events: list[Any] = []
+    async with TTSSession(transport, silence_timeout=60.0) as session:
+        for text in sentences:
+            await session.synthesize(text)
+        await session.finish()
+        async for event in session:
+            events.append(event)
+    return events, transport
+
+
+def test_sagemaker_http2_session_against_real_endpoint(sagemaker_front: FakeSageMaker) -> None:
+    events, transport = run(_speak(sagemaker_front.url(variant="AllTraffic"), SENTENCES))
+
+    stats = sagemaker_front.stats
+    assert stats["http_version"] == "2"
+    assert stats["endpoint_name"] == "kokoro-tts"
+    assert stats["target_variant"] == "AllTraffic"
+    assert stats["bad_signatures"] == 0
+    sent = [json.loads(p.data) for p in stats["parts_in"]]
+    assert [m.get("text") for m in sent if m["type"] == "synthesize"] == SENTENCES
+    assert sent[-1] == {"type": "close"}
+    assert all(p.data_type == "UTF8" for p in stats["parts_in"])
+
+    starts = [e for e in events if isinstance(e, RequestStarted)]
+    completes = [e for e in events if isinstance(e, RequestCompleted)]
+    assert len(starts) == len(completes) == len(SENTENCES)
+    for started, completed in zip(starts, completes, strict=True):
+        audio = b"".join(
+            e.data for e in events if isinstance(e, AudioChunk) and e.request_id == started.request_id
+        )
+        assert len(audio) == completed.audio_bytes > 0
+        assert len(audio) % 2 == 0
+        assert 0.3 < completed.duration_s < 10.0
+    # Strict order: all of the first request's audio before any of the second's.
+    order = [e.request_id for e in events if isinstance(e, AudioChunk)]
+    assert order == sorted(order, key=[s.request_id for s in starts].index)
+    assert transport.invoked_variant == "AllTraffic"
+
+
+def test_sagemaker_http2_voice_handler_end_to_end(sagemaker_front: FakeSageMaker) -> None:
+    from strands import Agent
+
+    from strands_voice.handler import VoiceCallbackHandler
+    from strands_voice.scripted import ScriptedModel
+
+    answer = "Sure, here is the plan. It costs ten dollars a month. You can cancel at any time."
+    audio: list[bytes] = []
+    voice = VoiceCallbackHandler(sagemaker_front.url(), on_audio=audio.append, silence_timeout=60.0)
+    try:
+        events: list[dict[str, Any]] = []
+        voice.on_event = events.append
+        agent = Agent(
+            model=ScriptedModel(text=answer, first_sentence_s=0.2, total_s=1.0), callback_handler=voice
+        )
+        result = agent("What does the plan cost?")
+        assert answer in str(result)
+        assert voice.wait(timeout=120.0), "speech did not finish"
+    finally:
+        voice.close()
+
+    types = [e["type"] for e in events]
+    assert "error" not in types, [e for e in events if e["type"] == "error"]
+    assert types[0] == "audio_start" and types[-1] == "audio_end"
+    sentences = [e for e in events if e["type"] == "sentence_complete"]
+    assert len(sentences) >= 2
+    assert all(s["duration_s"] > 0.2 for s in sentences)
+    assert sum(len(a) for a in audio) > 0
+    assert events[-1]["duration_s"] > 1.0
+    spoken = [json.loads(p.data).get("text") for p in sagemaker_front.stats["parts_in"]]
+    assert "".join(t for t in spoken if t).replace(" ", "") == answer.replace(" ", "")
+    assert sagemaker_front.stats["bad_signatures"] == 0
+
+
+def test_sagemaker_http2_dropped_stream_is_a_connection_error(sagemaker_front: FakeSageMaker) -> None:
+    sagemaker_front.stats["drop_after"] = 2  # synthesis_start and one audio frame, then the stream dies
+
+    async def scenario() -> None:
+        transport = SageMakerTransport.from_url(sagemaker_front.url())
+        async with TTSSession(transport, silence_timeout=30.0) as session:
+            await session.synthesize(SENTENCES[0])
+            await session.finish()
+            async for _ in session:
+                pass
+
+    with pytest.raises(TTSConnectionError) as info:
+        run(scenario(), timeout=60.0)
+    assert not isinstance(info.value, SageMakerStreamError)
+
+
+@pytest.fixture
+def closed_port() -> int:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    sock.close()
+    return port
+
+
+def test_sagemaker_http2_container_refusal_is_typed(
+    closed_port: int, trusted: TLSFiles, aws_env: None
+) -> None:
+    front_iter = _serve(f"ws://127.0.0.1:{closed_port}/invocations-bidirectional-stream", trusted)
+    front = next(front_iter)
+    try:
+
+        async def scenario() -> SageMakerStreamError:
+            transport = SageMakerTransport.from_url(front.url())
+            with pytest.raises(SageMakerStreamError) as info:
+                await transport.connect()
+            await transport.close()
+            return info.value
+
+        error = run(scenario(), timeout=60.0)
+    finally:
+        front_iter.close()
+    assert error.error_type == "ModelError"
+    assert error.code == "ModelError"
+    assert "502" in error.message
+    assert threading.active_count() < 50
