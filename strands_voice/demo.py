@@ -21,10 +21,11 @@ import errno
 import itertools
 import json
 import logging
+import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "DemoStack",
     "ModeResult",
     "Progress",
+    "ProgressStep",
     "add_arguments",
     "format_report",
     "load_tts_engine",
@@ -75,6 +77,17 @@ class DemoError(StrandsVoiceError):
 # ---------------------------------------------------------------------------------------------------------
 
 
+@dataclass
+class ProgressStep:
+    """A running progress step.
+
+    Attributes:
+        detail: A short status shown after the label while the step runs (spinner only).
+    """
+
+    detail: str = ""
+
+
 class Progress:
     """Progress lines on stderr: an animated spinner on a terminal, plain lines otherwise.
 
@@ -94,16 +107,21 @@ class Progress:
         self._stream.flush()
 
     @contextmanager
-    def step(self, label: str) -> Iterator[None]:
-        """Show ``label`` while the block runs, then how long it took (or that it failed)."""
+    def step(self, label: str) -> Iterator[ProgressStep]:
+        """Show ``label`` while the block runs, then how long it took (or that it failed).
+
+        The block may set ``detail`` on the yielded :class:`ProgressStep`; the spinner shows it.
+        """
         started = time.monotonic()
         stop = threading.Event()
         spinner: threading.Thread | None = None
+        current = ProgressStep()
         if self._animate:
 
             def spin() -> None:
                 for frame in itertools.cycle(self._FRAMES):
-                    self._write(f"\r{frame} {label} {time.monotonic() - started:5.1f} s")
+                    detail = f" · {current.detail}" if current.detail else ""
+                    self._write(f"\r\x1b[2K{frame} {label} {time.monotonic() - started:5.1f} s{detail}")
                     if stop.wait(0.1):
                         return
 
@@ -113,7 +131,7 @@ class Progress:
             self._write(f"{label} ...\n")
         outcome = "failed"
         try:
-            yield
+            yield current
             outcome = "done"
         finally:
             stop.set()
@@ -169,17 +187,34 @@ def _quiet_agentcore_log() -> None:
         agentcore.setLevel(logging.WARNING)
 
 
+def _bind_error(exc: OSError, host: str, port: int, what: str, option: str) -> DemoError:
+    if exc.errno == errno.EADDRINUSE:
+        return DemoError(f"port {port} on {host} is in use: pick another with {option}")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return DemoError(f"cannot listen on {host}: it is not an address of this machine")
+    return DemoError(f"the {what} could not listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _check_port(host: str, port: int, what: str, option: str) -> None:
+    """Fail early, with the option to change, when a fixed port cannot be bound."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn's socket will
+        try:
+            probe.bind((host, port))
+        except socket.gaierror as exc:
+            raise DemoError(f"cannot listen on {host!r}: not a host name or address") from exc
+        except OSError as exc:
+            raise _bind_error(exc, host, port, what, option) from exc
+
+
 def _start_server(app: Any, host: str, port: int, what: str, option: str) -> RunningServer:
     from kokoro_endpoint.runner import start_server_in_thread
 
+    _check_port(host, port, what, option)
     try:
         return start_server_in_thread(app, host, port)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise DemoError(f"port {port} on {host} is in use: pick another with {option}") from exc
-        if exc.errno == errno.EADDRNOTAVAIL:
-            raise DemoError(f"cannot listen on {host}: it is not an address of this machine") from exc
-        raise DemoError(f"the {what} could not listen on {host}:{port}: {exc.strerror or exc}") from exc
+    except OSError as exc:  # lost a race for the port since the check
+        raise _bind_error(exc, host, port, what, option) from exc
     except (RuntimeError, TimeoutError) as exc:
         raise DemoError(f"the {what} did not start ({exc}); rerun with -v for its log") from exc
 
@@ -327,6 +362,7 @@ def run_mode(
     voice: str | None = None,
     audio_format: str = "pcm16",
     read_timeout: float = _READ_TIMEOUT_S,
+    on_update: Callable[[ModeResult], None] | None = None,
 ) -> ModeResult:
     """Send one prompt to the app's ``/invocations`` and read its SSE stream incrementally.
 
@@ -337,6 +373,7 @@ def run_mode(
         voice: The TTS voice; the endpoint's default when None.
         audio_format: The audio format to ask for.
         read_timeout: Longest silence on the stream, in seconds.
+        on_update: Called with the partial result after each batch of events (for progress).
 
     Returns:
         The timings, text and decoded audio.
@@ -396,6 +433,8 @@ def run_mode(
                 at = time.perf_counter() - started
                 for sse in decoder.feed(data):
                     handle(sse.json(), at)
+                if on_update is not None:
+                    on_update(result)
             for sse in decoder.flush():
                 handle(sse.json(), time.perf_counter() - started)
     except httpx.TimeoutException as exc:
@@ -481,8 +520,14 @@ def run_demo(
     try:
         results = []
         for mode in modes:
-            with steps.step(f"{mode}: asking the agent and speaking its answer"):
-                result = run_mode(stack.app_url, prompt, mode, voice=voice, audio_format=audio_format)
+            with steps.step(f"{mode}: asking the agent and speaking its answer") as status:
+
+                def show(partial: ModeResult, status: ProgressStep = status) -> None:
+                    status.detail = f"{partial.events} events, {partial.chunks} audio chunks"
+
+                result = run_mode(
+                    stack.app_url, prompt, mode, voice=voice, audio_format=audio_format, on_update=show
+                )
             if out_dir is not None and result.pcm:
                 out_dir.mkdir(parents=True, exist_ok=True)
                 result.wav_path = out_dir / f"{mode}.wav"

@@ -212,7 +212,7 @@ class VoiceCallbackHandler:
         transport_factory: TransportFactory | None = None,
         chunker_factory: Callable[[], IncrementalSentenceChunker] | None = None,
         connect_timeout: float = 10.0,
-        silence_timeout: float = 20.0,
+        silence_timeout: float = 30.0,
     ) -> None:
         if transport_factory is None:
             if tts_url is None:
@@ -288,9 +288,14 @@ class VoiceCallbackHandler:
         self, *, voice: str | None = None, speed: float | None = None, format: str | None = None
     ) -> None:
         """Options for the next response only (unset fields keep the handler's defaults)."""
-        fields = {k: v for k, v in (("voice", voice), ("speed", speed), ("format", format)) if v is not None}
+        base = self.options
+        options = VoiceOptions(
+            voice=base.voice if voice is None else voice,
+            speed=base.speed if speed is None else speed,
+            format=base.format if format is None else format,
+        )
         with self._lock:
-            self._next_options = replace(self.options, **fields)
+            self._next_options = options
 
     def events(self, *, until_audio_end: bool = False) -> EventStream:
         """Subscribe to events on the calling loop (call from a coroutine).

@@ -164,7 +164,7 @@ class Speaker:
         options: VoiceOptions | None = None,
         *,
         connect_timeout: float = 10.0,
-        silence_timeout: float = 20.0,
+        silence_timeout: float = 30.0,
         request_id_prefix: str | None = None,
     ) -> None:
         self.options = options or VoiceOptions()
@@ -441,7 +441,7 @@ def run_voice(
     request_id: str | None = None,
     transport_factory: TransportFactory | None = None,
     connect_timeout: float = 10.0,
-    silence_timeout: float = 20.0,
+    silence_timeout: float = 30.0,
     max_request_chars: int = DEFAULT_MAX_REQUEST_CHARS,
 ) -> AsyncGenerator[Event, None]:
     """Run ``agent`` on ``prompt`` and yield Leg 3 events, speaking in ``mode``.

@@ -131,7 +131,7 @@ class TTSSession:
         voice: str | None = None,
         speed: float | None = None,
         connect_timeout: float = 10.0,
-        silence_timeout: float = 20.0,
+        silence_timeout: float = 30.0,
         request_id_prefix: str | None = None,
     ) -> None:
         self.transport = transport

@@ -47,3 +47,19 @@ def test_names_are_not_shadowed_between_modules() -> None:
         for symbol in importlib.import_module(name).__all__:
             assert symbol not in owners, f"{symbol!r} exported by both {owners.get(symbol)} and {name}"
             owners[symbol] = name
+
+
+def test_core_modules_import_without_strands_or_aws() -> None:
+    """The endpoint imports the codecs; they must not drag in Strands, boto3 or the SageMaker SDK."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, strands_voice.frames, strands_voice.audio, strands_voice.sse, strands_voice.chunker; "
+        "heavy = [m for m in ('strands', 'boto3', 'aws_sdk_sagemaker_runtime_http2') if m in sys.modules]; "
+        "print(','.join(heavy))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout.strip() == ""

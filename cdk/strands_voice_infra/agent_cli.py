@@ -223,7 +223,8 @@ def _demo(args: argparse.Namespace, stdout: TextIO) -> int:
             arn = summary["agentRuntimeArn"]
         opener = runtime_stream(target.client("bedrock-agentcore"), arn)
         where = arn
-    print(f"asking {where}: {args.prompt!r}", file=stdout)
+    if not args.json:
+        print(f"asking {where}: {args.prompt!r}", file=stdout)
     try:
         results = run_demo(
             opener,

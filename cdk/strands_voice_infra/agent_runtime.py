@@ -11,7 +11,7 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from .config import DOCKER_EXCLUDES, InfraConfig
+from .config import InfraConfig, image_excludes
 from .nag import suppress
 from .speech_endpoint import ECR_LOGIN_REASON, image_pull_statements
 
@@ -62,7 +62,7 @@ class AgentRuntimeStack(Stack):
             directory=str(config.repo_root),
             file=AGENT_DOCKERFILE,
             platform=ecr_assets.Platform.LINUX_ARM64,
-            exclude=list(DOCKER_EXCLUDES),
+            exclude=image_excludes(config.repo_root, AGENT_DOCKERFILE),
             display_name="voice agent image",
         )
         pull_policy = iam.Policy(

@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "InfraConfig",
     "feature_flags",
+    "image_excludes",
 ]
 
 logger = logging.getLogger(__name__)
@@ -73,6 +74,30 @@ _BEDROCK_MODEL_ID = re.compile(
     r"^(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:\d{0,12}:[a-z-]+/[A-Za-z0-9.:_/-]+|[A-Za-z0-9.:_-]+)$"
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def image_excludes(repo_root: Path, dockerfile: str) -> list[str]:
+    """What to leave out of one image's build context: :data:`DOCKER_EXCLUDES`, then the Dockerfile's own
+    ``<Dockerfile>.dockerignore`` (BuildKit's per-Dockerfile ignore file) when it has one.
+
+    CDK stages (and hashes) only what is left, so the image is rebuilt when a file it copies changes and
+    not when an unrelated one does.
+
+    Args:
+        repo_root: The build context.
+        dockerfile: The Dockerfile, relative to ``repo_root``.
+
+    Returns:
+        Patterns in ``.dockerignore`` syntax (later patterns win).
+    """
+    patterns = list(DOCKER_EXCLUDES)
+    own = repo_root / f"{dockerfile}.dockerignore"
+    if own.is_file():
+        for line in own.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                patterns.append(line)
+    return patterns
 
 
 def feature_flags() -> dict[str, Any]:

@@ -52,14 +52,16 @@ class SSEParser:
 
     def feed(self, chunk: bytes) -> list[dict[str, Any]]:
         """Add ``chunk`` and return every event it completed."""
-        self._buffer += chunk.replace(b"\r\n", b"\n")
+        buffer = self._buffer + chunk
+        held = b""
+        if buffer.endswith(b"\r"):  # maybe half of a CRLF: decide once the next byte is here
+            buffer, held = buffer[:-1], b"\r"
+        buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         events: list[dict[str, Any]] = []
-        while b"\n\n" in self._buffer:
-            block, self._buffer = self._buffer.split(b"\n\n", 1)
-            data = [
-                line[5:].lstrip(b" ") if line.startswith(b"data:") else None for line in block.split(b"\n")
-            ]
-            payload = b"\n".join(d for d in data if d is not None)
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            data = [line[5:] for line in block.split(b"\n") if line.startswith(b"data:")]
+            payload = b"\n".join(d[1:] if d.startswith(b" ") else d for d in data)
             if not payload:
                 continue
             try:
@@ -69,6 +71,7 @@ class SSEParser:
                 continue
             if isinstance(event, dict):
                 events.append(event)
+        self._buffer = buffer + held
         return events
 
 

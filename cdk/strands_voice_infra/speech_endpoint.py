@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from .config import DOCKER_EXCLUDES, VARIANT_NAME, InfraConfig
+from .config import VARIANT_NAME, InfraConfig, image_excludes
 from .nag import suppress
 
 __all__ = [
@@ -95,7 +95,7 @@ class SpeechEndpointStack(Stack):
             directory=str(config.repo_root),
             file=spec.container_dockerfile,
             platform=ecr_assets.Platform.LINUX_AMD64,
-            exclude=list(DOCKER_EXCLUDES),
+            exclude=image_excludes(config.repo_root, spec.container_dockerfile),
             display_name=f"{spec.name} endpoint image",
         )
         pull_policy = iam.Policy(

@@ -242,17 +242,18 @@ def run_streaming(
         raise ToolkitError(
             f"'{command[0]}' not found; install Node.js 22+ (for npx) or set {CDK_CLI_ENV} to a cdk command"
         ) from None
-    assert process.stdout is not None
-    try:
-        for line in _lines(process.stdout):
-            out.write(line)
-            out.flush()
-        return process.wait()
-    except KeyboardInterrupt:
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=30)
-        return 130
+    with process:
+        assert process.stdout is not None
+        try:
+            for line in _lines(process.stdout):
+                out.write(line)
+                out.flush()
+            return process.wait()
+        except KeyboardInterrupt:
+            process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
+            return 130
 
 
 def _lines(stream: TextIO) -> Iterator[str]:

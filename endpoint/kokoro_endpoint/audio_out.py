@@ -7,15 +7,13 @@ from collections.abc import Iterator
 import numpy as np
 import numpy.typing as npt
 
+from strands_voice.audio import float32_to_pcm16
+
 __all__ = ["pcm16_frames", "to_pcm16"]
 
 
 def to_pcm16(audio: npt.NDArray[np.float32]) -> bytes:
     """float32 in [-1, 1] → signed 16-bit little-endian PCM."""
-    try:
-        from strands_voice.audio import float32_to_pcm16
-    except ImportError:  # TEMPORARY until strands_voice.audio lands
-        return (np.clip(audio, -1.0, 1.0) * 32767.0).astype("<i2").tobytes()
     return float32_to_pcm16(audio)
 
 

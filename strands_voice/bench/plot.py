@@ -57,6 +57,15 @@ def _draw_timeline(axis: Any, mode: str, timeline: dict[str, Any], x_max: float)
     text_complete = timeline.get("first_chunk_text_complete_s")
     if text_complete is not None:
         axis.axvline(text_complete, color=_TEXT_COLOR, linestyle=":", linewidth=1)
+        axis.annotate(
+            f"1st chunk's text {text_complete * 1e3:.0f} ms",
+            (text_complete, 2.45),
+            xytext=(-4, 0),
+            textcoords="offset points",
+            ha="right",
+            color=_TEXT_COLOR,
+            fontsize=8,
+        )
     stall = timeline.get("stall_s", 0.0)
     axis.set_yticks([0, 1, 2], ["playback", "audio arrives", "text arrives"])
     axis.set_ylim(-0.6, 2.8)
@@ -79,6 +88,7 @@ def _bars(axis: Any, labels: list[str], values: list[float | None], colors: list
             xytext=(0, 2),
             textcoords="offset points",
         )
+    axis.set_ylim(0, 1.15 * max([*heights, 1.0]))
     axis.set_title(title, fontsize=10)
     axis.set_ylabel("ms")
     axis.tick_params(axis="x", labelsize=8)

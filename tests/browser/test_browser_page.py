@@ -100,7 +100,6 @@ def test_browser_page_streams_text_and_plays_pcm16_gaplessly(
 def test_browser_page_plays_encoded_formats(
     page_session: PageSession, replay_server: ReplayServer, audio_format: str
 ) -> None:
-    pytest.importorskip("strands_voice.audio", reason="strands_voice.audio (the encoders) has not landed yet")
     page = page_session.page
     open_page(page_session, replay_server.url)
     page.select_option("#format", audio_format)
@@ -197,3 +196,33 @@ def test_browser_unreachable_agent_is_shown(page_session: PageSession, replay_se
     assert page.is_disabled("#stop")
     assert page.is_enabled("#speak")
     assert page_session.page_errors == []
+
+
+def test_browser_timeline_finds_cleaned_sentences_in_the_raw_text(
+    page_session: PageSession, replay_server: ReplayServer
+) -> None:
+    """The chunker's sentences (Markdown and symbols cleaned for speech) map back onto the streamed text."""
+    from strands_voice.chunker import IncrementalSentenceChunker
+    from strands_voice.scripted import SCRIPTED_ANSWER, split_tokens
+
+    chunker = IncrementalSentenceChunker()
+    sentences = [chunk for token in split_tokens(SCRIPTED_ANSWER) for chunk in chunker.feed(token)]
+    sentences += chunker.finish()
+    assert len(sentences) >= 5
+    open_page(page_session, replay_server.url)
+    spans = page_session.page.evaluate(
+        """([raw, sentences]) => {
+          let from = 0;
+          return sentences.map(s => {
+            const span = window.voicePage.locateSentence(raw, s, from);
+            if (span) from = span.end;
+            return span;
+          });
+        }""",
+        [SCRIPTED_ANSWER, sentences],
+    )
+    assert all(span is not None for span in spans), list(zip(sentences, spans, strict=True))
+    ends = [0] + [span["end"] for span in spans]
+    assert all(span["start"] >= end for span, end in zip(spans, ends, strict=False))  # in order, no overlap
+    # Spans run from the first to the last letter or digit of each sentence.
+    assert spans[-1]["end"] == len(SCRIPTED_ANSWER.rstrip().rstrip("."))

@@ -28,7 +28,8 @@ def demo_stack(onnx_engine: Any) -> Iterator[Any]:
     from strands_voice.demo import start_demo_stack
     from strands_voice.scripted import ScriptedModel
 
-    model = ScriptedModel(text=ANSWER, first_sentence_s=0.4, total_s=1.0)
+    # The text takes 3 s, so Stop (clicked at the first audio) always lands while the answer is streaming.
+    model = ScriptedModel(text=ANSWER, first_sentence_s=0.4, total_s=3.0)
     stack = start_demo_stack("scripted", engine=onnx_engine, model=model)
     try:
         yield stack
@@ -71,6 +72,7 @@ def test_browser_real_stack_speaks_measures_and_stops(page_session: PageSession,
     # 2. Stop while the answer is still streaming: the request is aborted and playback silenced at once.
     page.click("#speak")
     page.wait_for_function("() => window.voiceStats.chunksScheduled >= 1", timeout=90_000)
+    assert page_session.stats()["activeSources"] >= 1  # something is playing
     page.click("#stop")
     stopped = page_session.wait_for_state("stopped", timeout_s=5)
     assert stopped["activeSources"] == 0
@@ -97,3 +99,28 @@ def test_browser_real_stack_speaks_measures_and_stops(page_session: PageSession,
     assert page.text_content("#answer") == ANSWER
 
     assert page_session.console_errors == []
+
+
+def test_browser_real_stack_shows_errors_and_keeps_text(page_session: PageSession, demo_stack: Any) -> None:
+    page = page_session.page
+    open_page(page_session, demo_stack.app_url + "/")
+
+    # Bad input: the app refuses the payload with 400 and a message the page shows.
+    page.fill("#voice", "not a voice")
+    page.click("#speak")
+    stats = page_session.wait_for_state("error", timeout_s=30)
+    assert "The agent refused the request" in page.text_content("#error")
+    assert "'voice'" in page.text_content("#error")
+    assert page.text_content("#answer") == ""
+
+    # Speech fails (the endpoint has no such voice): the error is shown and the whole text is kept.
+    page.fill("#voice", "zz_nobody")
+    page.click("#speak")
+    stats = page_session.wait_for_state("done", "error", timeout_s=120)
+    assert stats["errors"], "an unknown voice must surface as an error"
+    assert page.is_visible("#error")
+    assert page.text_content("#answer") == ANSWER
+    assert stats["chunksScheduled"] == 0
+    # Only the browser's own network line for the 400 above; nothing from the page itself.
+    assert page_session.page_errors == []
+    assert all("400" in text for text in page_session.console_errors)

@@ -1,4 +1,4 @@
-"""Fixtures for the infrastructure tests: a stub build context, and the speech and agent apps synthesized once.
+"""Infrastructure test fixtures: a stub build context, and the speech and agent apps synthesized once.
 
 Synthesis is the slow part (the jsii runtime), so each CLI's ``synth`` runs once per session and the stack
 tests read the templates it wrote.

@@ -1,4 +1,4 @@
-"""cdk-nag AwsSolutions runs on every stack: zero unacknowledged findings, and every acknowledgment says why."""
+"""cdk-nag AwsSolutions runs on every stack: no unacknowledged finding, and each acknowledgment says why."""
 
 from __future__ import annotations
 
@@ -17,10 +17,13 @@ def _report(synth: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("which", ["speech_synth", "agent_synth"])
 def test_aws_solutions_checks_pass(which: str, request: pytest.FixtureRequest) -> None:
-    report = _report(request.getfixturevalue(which))
-    (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "AwsSolutions"]
-    assert plugin["conclusion"] == "success"
-    assert plugin["violations"] == []
+    synth = request.getfixturevalue(which)
+    report = _report(synth)  # written on every synth; a plugin only appears in it with violations
+    assert [v for p in report["pluginReports"] for v in p["violations"]] == []
+    # The pack did run: it wrote its acknowledgments into the templates.
+    assert any(
+        "cdk_nag" in r.get("Metadata", {}) for t in synth.templates.values() for r in t["Resources"].values()
+    )
 
 
 def test_every_acknowledgment_states_a_reason(speech_synth: Any, agent_synth: Any) -> None:

@@ -40,7 +40,7 @@ def _flatten(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-# -- every stack --------------------------------------------------------------------------------------------
+# -- every stack -----------------------------------------------------------------------------------------
 
 
 def test_synth_writes_every_stack(speech_synth: Any, agent_synth: Any) -> None:
@@ -87,7 +87,7 @@ def test_resources_are_tagged(speech_synth: Any, agent_synth: Any) -> None:
     _template(agent_synth, "AgentFoundation").has_resource_properties("AWS::IAM::Role", tag)
 
 
-# -- SpeechFoundation -----------------------------------------------------------------------------------------
+# -- SpeechFoundation ------------------------------------------------------------------------------------
 
 
 def test_model_bucket_is_encrypted_private_versioned_logged_and_retained(speech_synth: Any) -> None:
@@ -186,7 +186,7 @@ def test_snapshot_copy_role_writes_only_model_prefixes(speech_synth: Any) -> Non
     assert _flatten(write["Resource"]).endswith('"/models/kokoro-82m/*"]]}')
 
 
-# -- SpeechModelCache -----------------------------------------------------------------------------------------
+# -- SpeechModelCache ------------------------------------------------------------------------------------
 
 
 def test_model_cache_copies_the_pinned_snapshot(speech_synth: Any) -> None:
@@ -224,7 +224,7 @@ def test_model_cache_function_ships_only_the_handler(speech_synth: Any) -> None:
     assert sorted(p.name for p in staged.iterdir()) == ["hf_snapshot_to_s3.py"]
 
 
-# -- Speech-kokoro-82m ----------------------------------------------------------------------------------------
+# -- Speech-kokoro-82m -----------------------------------------------------------------------------------
 
 
 def test_model_mounts_the_uncompressed_s3_prefix(speech_synth: Any) -> None:
@@ -314,7 +314,7 @@ def test_endpoint_image_pull_is_scoped_to_its_repository(speech_synth: Any) -> N
 
 
 def test_endpoint_settings_are_configurable(build_context: Path) -> None:
-    from aws_cdk import App
+    from aws_cdk import App, Stack
     from aws_cdk import aws_iam as iam
     from strands_voice_infra.config import InfraConfig
     from strands_voice_infra.speech_endpoint import SpeechEndpointStack
@@ -328,7 +328,7 @@ def test_endpoint_settings_are_configurable(build_context: Path) -> None:
         repo_root=build_context,
     )
     app = App()
-    role = iam.Role.from_role_arn(app, "Role", "arn:aws:iam::123456789012:role/x")
+    role = iam.Role.from_role_arn(Stack(app, "Roles"), "Role", "arn:aws:iam::123456789012:role/x")
     stack = SpeechEndpointStack(app, "Custom", config=config, execution_role=role, model_data_uri="s3://b/p/")
     template = Template.from_stack(stack)
     template.has_resource_properties(
@@ -348,7 +348,7 @@ def test_endpoint_settings_are_configurable(build_context: Path) -> None:
     )
 
 
-# -- AgentFoundation / AgentRuntime ---------------------------------------------------------------------------
+# -- AgentFoundation / AgentRuntime ----------------------------------------------------------------------
 
 
 def _agent_statements(agent_synth: Any) -> dict[str, dict[str, Any]]:

@@ -124,6 +124,10 @@ class RecordingEngine:
         with self._lock:
             return [at for at, t, what in self.events if t == text and what == "segment"]
 
+    def closed(self, text: str) -> bool:
+        with self._lock:
+            return any(t == text and what == "closed" for _, t, what in self.events)
+
     def started(self, text: str) -> float | None:
         with self._lock:
             return next((at for at, t, what in self.events if t == text and what == "start"), None)

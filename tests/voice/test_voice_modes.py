@@ -22,7 +22,10 @@ pytestmark = pytest.mark.timeout(240)
 
 #: The scripted answer's length in bidi tests: long enough that the first chunk's audio beats the last
 #: text even when the shared CPU synthesizes several times slower than real time.
-BIDI_TOTAL_S = 8.0
+BIDI_TOTAL_S = 20.0
+
+#: The shared CPU can synthesize several times slower than real time while other suites run.
+SILENCE_S = 120.0
 
 
 def new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
@@ -102,6 +105,7 @@ def test_bidi_speaks_while_the_agent_writes(endpoint_server: Any, short_text: st
                 agent_for(short_text, first_sentence_s=0.2, total_s=BIDI_TOTAL_S),
                 "Tell me.",
                 transport_factory=factory,
+                silence_timeout=SILENCE_S,
             )
         )
     )
@@ -128,7 +132,14 @@ def test_bidi_speaks_while_the_agent_writes(endpoint_server: Any, short_text: st
 def test_batch_speaks_after_the_whole_answer(endpoint_server: Any, short_text: str, recording: Any) -> None:
     factory = recording(endpoint_server.ws_url)
     events = run_checked(
-        lambda: collect(run_batch(agent_for(short_text, total_s=1.5), "Tell me.", transport_factory=factory))
+        lambda: collect(
+            run_batch(
+                agent_for(short_text, total_s=1.5),
+                "Tell me.",
+                transport_factory=factory,
+                silence_timeout=SILENCE_S,
+            )
+        )
     )
     check_common(events, short_text, "batch")
     audio = of_type(events, "audio_chunk")
@@ -172,7 +183,14 @@ def test_endpoint_error_for_one_chunk_keeps_speaking(text_limited_endpoint: Any)
         "Short first sentence here, fine. " + "This middle sentence is much too long for the limit. " + "Bye."
     )
     events = run_checked(
-        lambda: collect(run_bidi(agent_for(text, total_s=1.5), "Hi.", tts_url=text_limited_endpoint.ws_url))
+        lambda: collect(
+            run_bidi(
+                agent_for(text, total_s=1.5),
+                "Hi.",
+                tts_url=text_limited_endpoint.ws_url,
+                silence_timeout=SILENCE_S,
+            )
+        )
     )
     (error,) = of_type(events, "error")
     assert error["code"] == "text_too_long"
@@ -201,7 +219,12 @@ def test_caller_disconnect_cancels_everything(endpoint_server: Any, short_text: 
 
     async def main() -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = []
-        stream = run_bidi(agent_for(short_text, total_s=6.0), "Tell me.", transport_factory=factory)
+        stream = run_bidi(
+            agent_for(short_text, total_s=6.0),
+            "Tell me.",
+            transport_factory=factory,
+            silence_timeout=SILENCE_S,
+        )
         async for event in stream:
             seen.append(event)
             if event["type"] == "audio_chunk":

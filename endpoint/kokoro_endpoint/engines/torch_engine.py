@@ -53,7 +53,7 @@ class CheckpointMismatchError(RuntimeError):
 def _import_torch() -> tuple[Any, Any, Any]:
     try:
         import torch
-        from kokoro import KModel, KPipeline
+        from kokoro import KModel, KPipeline  # type: ignore[import-untyped]
     except ImportError:
         raise MissingDependencyError(
             "the torch engine needs: pip install 'kokoro-endpoint[torch]' (torch>=2.10, kokoro)"

@@ -383,7 +383,6 @@ class Run {
     this.payload = payload;
     this.controller = new AbortController();
     this.t0 = performance.now();
-    this.ctxT0 = audioContext.currentTime;
     this.streamDone = false;
     this.finished = false;
     this.sawAgentEnd = false;
@@ -404,8 +403,9 @@ class Run {
     return performance.now() - this.t0;
   }
 
+  /** An AudioContext time as ms since Speak (the context's clock may have started later). */
   ctxToMs(ctxTime) {
-    return (ctxTime - this.ctxT0) * 1000;
+    return this.now() + (ctxTime - audioContext.currentTime) * 1000;
   }
 
   sentence(index) {
@@ -508,7 +508,10 @@ class Run {
       case "error":
         stats.errors.push({ code: event.code, message: event.message });
         showError(`${event.message || "Something went wrong."}${event.code ? ` (${event.code})` : ""}`);
-        if (this.text) showError("The text so far is kept below.");
+        if (this.text && !this.keptNoteShown) {
+          this.keptNoteShown = true;
+          showError("The text is kept below.");
+        }
         break;
       default:
         break; // unknown events are ignored (forward compatible)

@@ -1,0 +1,346 @@
+"""Helpers for the reliability tests: a Leg 1 client that checks every reply, engine wrappers, a real
+endpoint process, memory readings and the leak check for messages sent to remote callers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+from websockets.asyncio.client import ClientConnection, connect
+
+BYTES_PER_SECOND = 48_000
+TERMINAL = frozenset({"synthesis_complete", "synthesis_cancelled", "error"})
+
+# What must never reach a remote caller: exception text, stack traces, file paths, internals.
+LEAK_MARKERS = (
+    "Traceback",
+    'File "',
+    "/work",
+    "/home",
+    "/usr/",
+    "/tmp",
+    "site-packages",
+    ".py",
+    "Error:",
+    "Exception",
+    "errno",
+    "0x",
+)
+
+
+def assert_no_leak(text: str) -> None:
+    """Fail if ``text`` (a response body or message) carries exception text, a trace or a path."""
+    for marker in LEAK_MARKERS:
+        assert marker not in text, f"{marker!r} leaked to the caller in {text[:300]!r}"
+    # An exception class name such as "ValueError" or "KeyError" in a message is exception text too.
+    for word in text.replace('"', " ").replace("'", " ").split():
+        assert not (word.endswith("Error") and word[:1].isupper()), f"exception name in {text[:300]!r}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of a process (this one by default), in MiB."""
+    import psutil
+
+    return float(psutil.Process(pid or os.getpid()).memory_info().rss) / (1024 * 1024)
+
+
+# ---- a Leg 1 client that checks what it receives ---------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """Everything one request got, in arrival order."""
+
+    request_id: str | None
+    start: dict[str, Any] | None = None
+    audio: bytearray = field(default_factory=bytearray)
+    frames: int = 0
+    end: dict[str, Any] | None = None
+    first_audio_at: float | None = None
+
+    @property
+    def kind(self) -> str | None:
+        return None if self.end is None else str(self.end["type"])
+
+
+async def read_until(ws: ClientConnection, terminals: int, limit_s: float) -> list[tuple[float, Any]]:
+    """Frames (arrival time, decoded control dict or audio bytes) until ``terminals`` terminal frames."""
+    frames: list[tuple[float, Any]] = []
+    seen = 0
+
+    async def read() -> None:
+        nonlocal seen
+        while seen < terminals:
+            message = await ws.recv()
+            now = time.monotonic()
+            if isinstance(message, str):
+                control = json.loads(message)
+                assert isinstance(control, dict), message
+                frames.append((now, control))
+                if control["type"] in TERMINAL:
+                    seen += 1
+                    assert_no_leak(message)
+            else:
+                frames.append((now, message))
+
+    await asyncio.wait_for(read(), limit_s)
+    return frames
+
+
+def group_replies(frames: Sequence[tuple[float, Any]]) -> list[Reply]:
+    """Group frames per request, asserting the Leg 1 order: start, then audio only, then one end frame.
+
+    An error frame outside a request (bad input, refused request) is a reply of its own.
+    """
+    out: list[Reply] = []
+    current: Reply | None = None
+    for at, item in frames:
+        if isinstance(item, bytes):
+            assert current is not None, "audio outside a request"
+            if current.first_audio_at is None:
+                current.first_audio_at = at
+            current.audio += item
+            current.frames += 1
+            continue
+        kind = item["type"]
+        if kind == "synthesis_start":
+            assert current is None, f"request {item['request_id']} started inside another: interleaved"
+            current = Reply(item["request_id"], start=item)
+        elif kind in TERMINAL:
+            if current is not None and item.get("request_id") == current.request_id:
+                current.end = item
+                out.append(current)
+                current = None
+            else:
+                assert current is None, f"{kind} for {item.get('request_id')} inside {current.request_id}"
+                out.append(Reply(item.get("request_id"), end=item))
+        else:
+            raise AssertionError(f"unexpected frame {item}")
+    assert current is None, "a request never ended"
+    return out
+
+
+def check_complete(reply: Reply) -> None:
+    """A completed request's bookkeeping: every audio byte arrived once, bytes match the duration."""
+    assert reply.end is not None and reply.kind == "synthesis_complete", reply.end
+    assert reply.start is not None and reply.start["format"] == "pcm16"
+    assert reply.start["sample_rate"] == 24_000 and reply.start["channels"] == 1
+    size = len(reply.audio)
+    assert size > 0 and size % 2 == 0
+    assert reply.end["audio_bytes"] == size, (reply.end, size)
+    assert math.isclose(reply.end["total_duration_s"] * BYTES_PER_SECOND, size, abs_tol=1.0), reply.end
+
+
+def synthesize_frame(text: str, request_id: str, **extra: Any) -> str:
+    return json.dumps({"type": "synthesize", "text": text, "request_id": request_id, **extra})
+
+
+@dataclass
+class SessionResult:
+    """One load-test session: its replies and timings (seconds, monotonic)."""
+
+    replies: list[Reply]
+    started_at: float
+    first_audio_s: float | None
+    ended_s: float
+
+
+async def run_session(url: str, texts: Sequence[str], prefix: str, limit_s: float) -> SessionResult:
+    """Open a session, send every text at once (pipelined), read every reply, close with ``close``."""
+    started = time.monotonic()
+    async with connect(url, open_timeout=limit_s, close_timeout=5, max_size=2**22) as ws:
+        for index, text in enumerate(texts):
+            await ws.send(synthesize_frame(text, f"{prefix}-{index}"))
+        frames = await read_until(ws, len(texts), limit_s)
+        await ws.send(json.dumps({"type": "close"}))
+        with_timeout = asyncio.wait_for(ws.wait_closed(), 10)
+        await with_timeout
+        assert ws.close_code == 1000, ws.close_code
+    replies = group_replies(frames)
+    firsts = [r.first_audio_at for r in replies if r.first_audio_at is not None]
+    return SessionResult(
+        replies=replies,
+        started_at=started,
+        first_audio_s=(min(firsts) - started) if firsts else None,
+        ended_s=time.monotonic() - started,
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (nearest rank) of ``values``."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+# ---- engines -------------------------------------------------------------------------------------------
+
+
+class CountingEngine:
+    """The real engine, instrumented: counts the synthesis calls started and the segments produced.
+
+    Every call and segment goes to the wrapped engine; this only watches, so tests can see whether
+    server-side work stops when a caller goes away.
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.name = engine.name
+        self.sample_rate = engine.sample_rate
+        self.default_voice = engine.default_voice
+        self.voices = engine.voices
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.segments = 0
+
+    def warm_up(self) -> None:
+        self._engine.warm_up()
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        with self._lock:
+            self.calls += 1
+        for segment in self._engine.synthesize(text, voice, speed):
+            with self._lock:
+                self.segments += 1
+            yield segment
+
+
+class ToneEngine:
+    """A fast synthetic engine for the flow-control tests ONLY: one ``seconds_per_word`` tone per word.
+
+    Kokoro on two shared cores is too slow to outrun a stalled consumer by tens of megabytes within a
+    test's time; this one produces audio as fast as memory allows, so the endpoint's backpressure (or its
+    absence) shows at once. Never used where the real speech path is under test.
+    """
+
+    name = "tone"
+    sample_rate = 24_000
+    default_voice = "tone"
+    voices = frozenset({"tone"})
+
+    def __init__(self, seconds_per_word: float = 10.0) -> None:
+        self._samples = int(self.sample_rate * seconds_per_word)
+        self._lock = threading.Lock()
+        self.calls = 0
+        self.segments = 0
+
+    def warm_up(self) -> None:
+        return None
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        with self._lock:
+            self.calls += 1
+        for _word in text.split():
+            tone = (0.2 * np.sin(np.arange(self._samples, dtype=np.float32) * 0.05)).astype(np.float32)
+            with self._lock:
+                self.segments += 1
+            yield tone
+
+
+# ---- a real endpoint process -----------------------------------------------------------------------------
+
+
+class EndpointProcess:
+    """``python -m kokoro_endpoint.cli --engine onnx`` on 127.0.0.1:<port>, as its own process."""
+
+    def __init__(self, port: int, log_path: Path) -> None:
+        self.port = port
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, ready_timeout_s: float = 300.0) -> None:
+        """Start the process and wait (bounded) until ``/ping`` answers 200."""
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port),
+                 "--log-level", "warning"],  # fmt: skip
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        deadline = time.monotonic() + ready_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the endpoint exited with {self.proc.returncode}; see {self.log_path}")
+            try:
+                if httpx.get(f"{self.base_url}/ping", timeout=2.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        raise TimeoutError(f"the endpoint was not ready within {ready_timeout_s} s")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no close frames, sockets reset by the kernel."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> None:
+        """Terminate (then kill) if still running."""
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.05) -> bool:
+    """Poll ``predicate()`` until true or ``timeout_s`` passed (bounded); its last value."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(interval_s)
+
+
+# ---- the example app over HTTP/SSE ----------------------------------------------------------------------
+
+
+def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
+    """Leg 3 events of a streaming response, decoded with the incremental SSE decoder."""
+    from strands_voice.sse import SSEDecoder
+
+    decoder = SSEDecoder()
+    for data in response.iter_raw():
+        for event in decoder.feed(data):
+            yield event.json()
+    for event in decoder.flush():
+        yield event.json()
