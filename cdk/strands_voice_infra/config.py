@@ -97,6 +97,9 @@ def image_excludes(repo_root: Path, dockerfile: str) -> list[str]:
             line = line.strip()
             if line and not line.startswith("#"):
                 patterns.append(line)
+        patterns.append(f"!{dockerfile}.dockerignore")
+    # CDK re-includes only a top-level Dockerfile ('!' + basename); this one may sit in a subdirectory.
+    patterns.append(f"!{dockerfile}")
     return patterns
 
 

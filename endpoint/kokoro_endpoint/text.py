@@ -18,7 +18,7 @@ MAX_PHONEMES: Final = 510
 
 # A sentence ends at terminal punctuation (optionally followed by closing quotes/brackets) and whitespace,
 # or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?…;:])[\"'”’)\]]*\s+|\n+")
+_SENTENCE_END = re.compile(r"(?:(?<=[.!?…;:])|(?<=[.!?…;:][\"'”’)\]]))\s+|\n+")
 _BOUNDARIES: Final = (".!?…", ";:", ",—", " ")
 
 

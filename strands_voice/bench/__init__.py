@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import logging
 import sys
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if trials is not None:
         if trials < 1:
             raise StrandsVoiceError("--trials must be at least 1")
-        config = BenchConfig(**{**config.__dict__, "trials": trials})
+        config = dataclasses.replace(config, trials=trials)
     plot_path: Path | None = getattr(args, "plot", None)
     if plot_path is not None:
         # Fail before minutes of measuring, not after, when matplotlib is missing.

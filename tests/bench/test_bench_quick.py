@@ -22,7 +22,8 @@ def _positive(value: Any) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value > 0
 
 
-@pytest.mark.timeout(600)
+# Well under 2 minutes on an idle 2-core machine; far longer when other jobs share the cores.
+@pytest.mark.timeout(1200)
 def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     json_path = tmp_path / "bench.json"
     png_path = tmp_path / "bench.png"
@@ -56,8 +57,11 @@ def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.Capt
     assert e2e["batch_ttfa_ms"]["min"] > 5000
     assert e2e["bidi_ttfa_ms"]["median"] < e2e["batch_ttfa_ms"]["median"]
     assert e2e["ratio_batch_over_bidi"] > 1
+    # The first chunk is the start of the answer (the chunker may cut it at a comma), complete well
+    # before the whole first sentence (0.6 s) plus scheduling slack, and before the first audio.
     assert QUICK_ANSWER.startswith(e2e["first_chunk_text"].rstrip("."))
-    assert 400 <= e2e["first_chunk_text_complete_ms"]["median"] < e2e["bidi_ttfa_ms"]["median"]
+    assert 0 < e2e["first_chunk_text_complete_ms"]["median"] < 1500
+    assert e2e["first_chunk_text_complete_ms"]["median"] < e2e["bidi_server_ttfa_ms"]["median"]
     assert _positive(e2e["engine_first_segment_ms"]["median"])
     assert math.isfinite(e2e["bidi_overhead_over_floor_ms"]["median"])
     for mode in ("bidi", "batch"):

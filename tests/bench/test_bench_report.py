@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from strands_voice import bench
 from strands_voice.bench.core import BenchConfig, evaluate_targets
 from strands_voice.bench.plot import write_plot
 from strands_voice.bench.report import format_table
 from strands_voice.bench.stats import summarize
+from strands_voice.cli import build_parser
+from strands_voice.errors import MissingDependencyError, StrandsVoiceError
 
 
 def _timeline(first_audio: float) -> dict[str, Any]:
@@ -115,3 +119,18 @@ def test_quick_form_is_smaller_than_the_full_one() -> None:
     assert full.concurrency_levels == (1, 2, 4, 8)
     assert quick.concurrency_levels == (1, 2)
     assert full.answer_text is None and quick.answer_text
+
+
+def test_plot_without_matplotlib_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` raise ImportError
+    with pytest.raises(MissingDependencyError, match=r"strands-voice\[bench\]"):
+        write_plot(_results(opus_bytes=5_000.0), tmp_path / "bench.png")
+    assert not (tmp_path / "bench.png").exists()
+
+
+def test_bench_refuses_zero_trials_before_starting_anything() -> None:
+    argv = ["bench", "--quick", "--trials", "0"]
+    with pytest.raises(StrandsVoiceError, match="--trials"):
+        bench.run(build_parser(argv).parse_args(argv))

@@ -37,6 +37,24 @@ def make_build_context(root: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("FROM public.ecr.aws/docker/library/python:3.12-slim\n", encoding="utf-8")
     (root / "pyproject.toml").write_text("[project]\nname = 'stub'\n", encoding="utf-8")
+    (root / "strands_voice").mkdir()
+    (root / "strands_voice" / "__init__.py").write_text("", encoding="utf-8")
+    # The app's own BuildKit ignore file: only what its image copies.
+    (root / "examples/agentcore_app/Dockerfile.dockerignore").write_text(
+        "*\n!pyproject.toml\n!strands_voice/\n**/__pycache__\n", encoding="utf-8"
+    )
+    # Never part of any build context.
+    for junk in (
+        ".venv/lib/big.bin",
+        ".git/HEAD",
+        "tests/test_x.py",
+        "cdk/cdk.out/old/x.json",
+        "node_modules/m/x.js",
+    ):
+        (root / junk).parent.mkdir(parents=True, exist_ok=True)
+        (root / junk).write_text("junk", encoding="utf-8")
+    (root / "strands_voice" / "__pycache__").mkdir()
+    (root / "strands_voice" / "__pycache__" / "x.pyc").write_bytes(b"\0")
     return root
 
 

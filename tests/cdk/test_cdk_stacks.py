@@ -305,6 +305,32 @@ def test_endpoint_image_is_built_from_the_endpoint_dockerfile(speech_synth: Any)
     assert (staged / "endpoint" / "Dockerfile").is_file()
 
 
+def _staged_files(synth: Any, stack: str) -> set[str]:
+    assets = json.loads((synth.assembly / f"{stack}.assets.json").read_text())
+    (image,) = assets["dockerImages"].values()
+    staged = synth.assembly / image["source"]["directory"]
+    return {str(p.relative_to(staged)) for p in staged.rglob("*") if p.is_file()}
+
+
+def test_endpoint_build_context_leaves_out_environments_caches_and_tests(speech_synth: Any) -> None:
+    assert _staged_files(speech_synth, "Speech-kokoro-82m") == {
+        "endpoint/Dockerfile",
+        "examples/agentcore_app/Dockerfile",
+        "examples/agentcore_app/Dockerfile.dockerignore",
+        "pyproject.toml",
+        "strands_voice/__init__.py",
+    }
+
+
+def test_agent_build_context_follows_its_dockerignore(agent_synth: Any) -> None:
+    assert _staged_files(agent_synth, "AgentRuntime") == {
+        "examples/agentcore_app/Dockerfile",
+        "examples/agentcore_app/Dockerfile.dockerignore",
+        "pyproject.toml",
+        "strands_voice/__init__.py",
+    }
+
+
 def test_endpoint_image_pull_is_scoped_to_its_repository(speech_synth: Any) -> None:
     template = _template(speech_synth, "Speech-kokoro-82m")
     (policy,) = template.find_resources("AWS::IAM::Policy").values()

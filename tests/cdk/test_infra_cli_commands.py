@@ -423,3 +423,25 @@ def test_demo_without_a_deployed_runtime_is_one_line(moto: None, capsys: pytest.
         agent_cli.main(["demo", "--prompt", "hi"], stdout=io.StringIO())
     assert caught.value.code == 1
     assert "no runtime strands_voice_agent in us-east-1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("cli", "argv", "dockerfile"),
+    [
+        (speech_cli, ["synth", "kokoro-82m"], "endpoint/Dockerfile"),
+        (agent_cli, ["synth"], "examples/agentcore_app/Dockerfile"),
+    ],
+)
+def test_synth_of_this_checkout(cli: Any, argv: list[str], dockerfile: str, tmp_path: Path) -> None:
+    """The real build context, as on a fresh clone: offline, no Docker, every stack written."""
+    from strands_voice_infra.config import REPO_ROOT
+
+    if not (REPO_ROOT / dockerfile).is_file():
+        pytest.skip(f"{dockerfile} is not in this checkout yet")
+    out = io.StringIO()
+    assert cli.main([*argv, "--out", str(tmp_path)], stdout=out) == 0
+    templates = sorted(p.name for p in tmp_path.glob("*.template.json"))
+    assert len(templates) == (3 if cli is speech_cli else 2)
+    staged = [p for p in tmp_path.glob("asset.*") if (p / dockerfile).is_file()]
+    assert len(staged) == 1
+    assert not (staged[0] / ".venv").exists() and not (staged[0] / ".git").exists()

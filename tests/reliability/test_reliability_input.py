@@ -34,7 +34,7 @@ HOSTILE_FRAMES: list[tuple[str | bytes, str]] = [
     (b'{"text": "caf\xe9"}', "invalid_json"),  # Latin-1, not UTF-8
     ('{"text": "a"}\x00', "invalid_json"),
     ("[" * 20_000 + "]" * 20_000, "invalid_json"),  # deep nesting under the size limit
-    ('{"text": ' * 5_000 + '"a"' + "}" * 5_000, "invalid_request"),  # nested objects as text
+    ('{"text": ' * 5_000 + '"a"' + "}" * 5_000, "invalid_json"),  # nested objects, too deep to parse
     ("x" * (LIMIT + 1), "invalid_request"),  # text frame over max_frame_bytes
     (b"\x00" * (LIMIT + 1), "invalid_request"),  # binary frame over max_frame_bytes
     (json.dumps({"type": "synthesize", "text": "a" * (TEXT_LIMIT + 1), "request_id": "long"}), "text_too_long"),
@@ -44,7 +44,6 @@ HOSTILE_FRAMES: list[tuple[str | bytes, str]] = [
     ('{"type": "synthesize", "text": ["a"]}', "invalid_request"),
     ('{"type": "synthesize", "text": {"a": 1}}', "invalid_request"),
     ('{"type": "synthesize", "text": "a", "voice": "../../etc/passwd"}', "unknown_voice"),
-    ('{"type": "synthesize", "text": "a", "voice": ""}', "unknown_voice"),
     ('{"type": ["synthesize"], "text": "a"}', "invalid_request"),
     ('{"type": "cancel", "request_id": 5}', "invalid_request"),
 ]

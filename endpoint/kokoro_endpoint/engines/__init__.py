@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ENGINE_KINDS", "Engine", "load_engine"]
+__all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,17 +78,7 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engi
         ValueError: unknown kind.
         MissingDependencyError: the engine's packages are not installed.
     """
-    if kind not in ENGINE_KINDS:
-        raise ValueError(f"engine must be one of {', '.join(ENGINE_KINDS)}")
-    if kind == "auto":
-        from kokoro_endpoint.engines.weights import local_weights
-
-        weights = local_weights(model_dir)
-        if weights is not None and _torch_installed():
-            kind = "torch"
-        else:
-            kind = "onnx"
-        logger.info("engine=<%s> | auto-selected", kind)
+    kind = choose_engine_kind(kind, model_dir)
     if kind == "onnx":
         from kokoro_endpoint.engines.onnx_engine import OnnxEngine
 
@@ -96,6 +86,23 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engi
     from kokoro_endpoint.engines.torch_engine import TorchEngine
 
     return TorchEngine.load(model_dir)
+
+
+def choose_engine_kind(kind: str, model_dir: str | Path | None = None) -> str:
+    """Resolve ``auto``: ``torch`` when local weights exist and torch + kokoro are installed, else ``onnx``.
+
+    Raises:
+        ValueError: unknown kind.
+    """
+    if kind not in ENGINE_KINDS:
+        raise ValueError(f"engine must be one of {', '.join(ENGINE_KINDS)}")
+    if kind != "auto":
+        return kind
+    from kokoro_endpoint.engines.weights import local_weights
+
+    chosen = "torch" if local_weights(model_dir) is not None and _torch_installed() else "onnx"
+    logger.info("engine=<%s> | auto-selected", chosen)
+    return chosen
 
 
 def _torch_installed() -> bool:

@@ -27,6 +27,8 @@ def main() -> int:
     except StrandsVoiceError as error:
         print(f"agentcore_app: {error}", file=sys.stderr)
         return 2
+    # BedrockAgentCoreApp logs through its own JSON handler; don't print each line twice via the root.
+    logging.getLogger("bedrock_agentcore.app").propagate = False
     port = int(os.environ.get("PORT", "8080"))
     uvicorn.run(app, host=os.environ.get("HOST", "0.0.0.0"), port=port, log_level="info")
     return 0
