@@ -17,8 +17,9 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
     """Create (not connect) the transport for ``url``.
 
     Args:
-        url: ``ws://host:port/invocations-bidirectional-stream`` (or ``wss://``); an ``http(s)://`` base
-            URL is turned into the WebSocket route (a URL with no path gets :data:`BIDI_PATH`);
+        url: ``ws://host:port/invocations-bidirectional-stream`` (or ``wss://``); a URL with no path
+            (``ws://host:port``, ``http://host:port``) gets :data:`BIDI_PATH`, and ``http(s)://`` becomes
+            ``ws(s)://``;
             ``sagemaker://<endpoint>?region=..&variant=..`` uses the SageMaker transport (needs the
             ``sagemaker`` extra).
         connect_timeout: Seconds connecting may take (WebSocket transport).
@@ -29,8 +30,8 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
     """
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    if scheme in {"http", "https"}:
-        scheme = "ws" if scheme == "http" else "wss"
+    if scheme in {"http", "https", "ws", "wss"}:
+        scheme = {"http": "ws", "https": "wss"}.get(scheme, scheme)
         path = parts.path if parts.path not in {"", "/"} else BIDI_PATH
         url = urlunsplit((scheme, parts.netloc, path, parts.query, parts.fragment))
     if scheme in {"ws", "wss"}:

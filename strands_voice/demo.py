@@ -21,6 +21,7 @@ import errno
 import itertools
 import json
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -183,6 +184,7 @@ def _quiet_agentcore_log() -> None:
     # BedrockAgentCoreApp logs every invocation at INFO through its own JSON handler (its constructor sets
     # the level); in the demo that noise would bury the figures. Debug logging (-v) keeps it.
     agentcore = logging.getLogger("bedrock_agentcore.app")
+    agentcore.propagate = False  # it has its own handler; via the root every line would print twice
     if not logging.getLogger().isEnabledFor(logging.DEBUG):
         agentcore.setLevel(logging.WARNING)
 
@@ -682,7 +684,13 @@ def _serve(args: argparse.Namespace, spec: str, progress: Progress) -> int:
     except KeyboardInterrupt:
         print("stopping", file=sys.stderr)
     finally:
-        stack.stop()
+        # A terminal's Ctrl-C also reaches `uv run`, which forwards it: a second SIGINT must not cut the
+        # shutdown short.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            stack.stop()
+        finally:
+            signal.signal(signal.SIGINT, previous)
     return 0
 
 

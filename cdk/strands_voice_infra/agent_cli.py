@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from .aws import AwsTarget, CredentialsError, resolve_target, stack_exists
 from .cli_common import (
     EXIT_USAGE,
@@ -134,7 +136,15 @@ def _deploy(args: argparse.Namespace, stdout: TextIO) -> int:
     target = _target(args)
     where = f"account {target.account}, region {target.region}"
     print(f"deploying the voice agent ({config.bedrock_model_id}) to {where}", file=stdout)
-    if describe_endpoint(target, config.endpoint_name) is None:
+    try:
+        endpoint = describe_endpoint(target, config.endpoint_name)
+    except (
+        BotoCoreError,
+        ClientError,
+    ) as exc:  # e.g. no sagemaker:DescribeEndpoint: the deploy can still go on
+        logger.debug("error=<%s> | endpoint check skipped", exc)
+        endpoint = {}
+    if endpoint is None:
         print(
             f"note: endpoint {config.endpoint_name} not found in {target.region}; the agent will speak once "
             f"'speech-infra deploy {config.speech_model.name}' is done",
@@ -275,6 +285,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         return _demo(args, out)
     except CliError as exc:
         exc.exit(PROG)
+    except (BotoCoreError, ClientError) as exc:
+        CliError(f"AWS call failed: {exc}").exit(PROG)
 
 
 if __name__ == "__main__":  # pragma: no cover

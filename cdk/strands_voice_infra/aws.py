@@ -36,7 +36,7 @@ class AwsTarget:
 
     def client(self, service: str) -> Any:
         """A boto3 client of ``service`` in this target's region."""
-        return self.session.client(service, region_name=self.region)  # type: ignore[call-overload]
+        return self.session.client(service, region_name=self.region)
 
 
 def resolve_target(profile: str | None = None, region: str | None = None) -> AwsTarget:

@@ -182,6 +182,7 @@ class InfraConfig:
         """
         if not self.instance_type:
             object.__setattr__(self, "instance_type", self.speech_model.default_instance_type)
+        object.__setattr__(self, "repo_root", Path(self.repo_root).resolve())
         if not _INSTANCE_TYPE.match(self.instance_type):
             raise ConfigError(f"instance type must look like ml.g5.xlarge, got {self.instance_type!r}")
         if self.min_instances < 1:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from .aws import AwsTarget, CredentialsError, resolve_target, stack_exists
 from .cli_common import (
     EXIT_USAGE,
@@ -213,6 +215,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         return _status(spec, args, out)
     except CliError as exc:
         exc.exit(PROG)
+    except (BotoCoreError, ClientError) as exc:
+        CliError(f"AWS call failed: {exc}").exit(PROG)
 
 
 if __name__ == "__main__":  # pragma: no cover

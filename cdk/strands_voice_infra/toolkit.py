@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
 
 # jsii (the Node runtime under aws-cdk-lib) prints a full-screen banner on end-of-life Node releases;
 # the CLIs print their own one-line hint instead (see ``node_hint``).
@@ -256,7 +256,7 @@ def run_streaming(
             return 130
 
 
-def _lines(stream: TextIO) -> Iterator[str]:
+def _lines(stream: IO[str]) -> Iterator[str]:
     yield from iter(stream.readline, "")
 
 

@@ -75,8 +75,12 @@ def start_server_in_thread(
         The running server, with the port it actually bound.
     """
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
     bound_port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level=log_level, lifespan="on", **uvicorn_options)
     server = uvicorn.Server(config)

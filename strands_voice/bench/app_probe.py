@@ -131,7 +131,7 @@ async def run_voice_request(
     *,
     mode: str,
     audio_format: str = "pcm16",
-    timeout_s: float = 180.0,
+    timeout_s: float = 600.0,
 ) -> VoiceRun:
     """POST one prompt to the app's ``/invocations`` and read its Leg 3 stream to the end.
 

@@ -253,7 +253,8 @@ async def bench_end_to_end(
     payload_runs: dict[str, VoiceRun] = {}
     bidi: list[VoiceRun] = []
     batch: list[VoiceRun] = []
-    timeout = httpx.Timeout(30.0, read=120.0)
+    # Generous: on a busy machine one answer can take minutes; a quiet one needs about 15 s.
+    timeout = httpx.Timeout(30.0, read=300.0)
     async with httpx.AsyncClient(timeout=timeout) as client:
         for audio_format in config.payload_formats:
             run = await run_voice_request(

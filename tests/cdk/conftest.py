@@ -17,8 +17,6 @@ import pytest
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "18,20")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
-for _name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE"):
-    os.environ.pop(_name, None)
 
 
 @dataclass(frozen=True)

@@ -445,3 +445,23 @@ def test_synth_of_this_checkout(cli: Any, argv: list[str], dockerfile: str, tmp_
     staged = [p for p in tmp_path.glob("asset.*") if (p / dockerfile).is_file()]
     assert len(staged) == 1
     assert not (staged[0] / ".venv").exists() and not (staged[0] / ".git").exists()
+
+
+def test_aws_errors_are_one_line(
+    moto: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from botocore.exceptions import ClientError
+    from strands_voice_infra import status
+
+    def denied(*args: Any, **kwargs: Any) -> None:
+        raise ClientError(
+            {"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}, "DescribeEndpoint"
+        )
+
+    monkeypatch.setattr(status, "describe_endpoint", denied)
+    with pytest.raises(SystemExit) as caught:
+        speech_cli.main(["status", "kokoro-82m"], stdout=io.StringIO())
+    assert caught.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("speech-infra: error: AWS call failed: An error occurred (AccessDeniedException)")
+    assert "\n" not in err

@@ -94,12 +94,13 @@ def test_serve_starts_the_endpoint(tmp_path: Path) -> None:
         "HF_HUB_OFFLINE": "1",
     }
     log = tmp_path / "serve.log"
-    process = subprocess.Popen(
-        [str(ENDPOINT_DIR / "serve"), "--log-level", "warning"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=log.open("wb"),
-    )
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            [str(ENDPOINT_DIR / "serve"), "--log-level", "warning"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=log_file,
+        )
     try:
         deadline = time.monotonic() + 240
         status = None

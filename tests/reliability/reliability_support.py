@@ -283,8 +283,17 @@ class EndpointProcess:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port),
-                 "--log-level", "warning"],  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "kokoro_endpoint.cli",
+                    "--engine",
+                    "onnx",
+                    "--port",
+                    str(self.port),
+                    "--log-level",
+                    "warning",
+                ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,

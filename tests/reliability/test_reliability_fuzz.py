@@ -77,7 +77,9 @@ def test_reliability_fuzz_sse_endless_line_is_refused_not_buffered(step: int, fi
 any_characters = st.characters(codec=None, categories=None)  # includes lone surrogates and controls
 hostile_text = st.one_of(
     st.text(alphabet=any_characters, max_size=300),
-    st.text(alphabet=st.sampled_from(list("*_`~#>[](){}<>|!.?\u200b\u202e\ufeff\x00\x1b\u0301")), max_size=300),
+    st.text(
+        alphabet=st.sampled_from(list("*_`~#>[](){}<>|!.?\u200b\u202e\ufeff\x00\x1b\u0301")), max_size=300
+    ),
 )
 
 

@@ -37,7 +37,10 @@ HOSTILE_FRAMES: list[tuple[str | bytes, str]] = [
     ('{"text": ' * 5_000 + '"a"' + "}" * 5_000, "invalid_json"),  # nested objects, too deep to parse
     ("x" * (LIMIT + 1), "invalid_request"),  # text frame over max_frame_bytes
     (b"\x00" * (LIMIT + 1), "invalid_request"),  # binary frame over max_frame_bytes
-    (json.dumps({"type": "synthesize", "text": "a" * (TEXT_LIMIT + 1), "request_id": "long"}), "text_too_long"),
+    (
+        json.dumps({"type": "synthesize", "text": "a" * (TEXT_LIMIT + 1), "request_id": "long"}),
+        "text_too_long",
+    ),
     ('{"type": "synthesize", "text": "a", "speed": 1e400}', "invalid_request"),  # parses to inf
     ('{"type": "synthesize", "text": "a", "speed": -1}', "invalid_request"),
     ('{"type": "synthesize", "text": "a", "speed": 99999999999999999999999}', "invalid_request"),
@@ -214,7 +217,9 @@ def test_reliability_input_post_streamed_body_over_limit_without_length(reliabil
     assert answer.status_code == 413 and answer.json()["code"] == "invalid_request"
     assert_no_leak(answer.text)
     ok = httpx.post(
-        f"{reliability_endpoint.server.base_url}/invocations", json={"text": "Ok."}, timeout=httpx.Timeout(240)
+        f"{reliability_endpoint.server.base_url}/invocations",
+        json={"text": "Ok."},
+        timeout=httpx.Timeout(240),
     )
     assert ok.status_code == 200 and len(ok.content) > 0 and len(ok.content) % 2 == 0
     assert reliability_endpoint.sessions == 0

@@ -366,6 +366,11 @@ def test_transport_from_url_schemes() -> None:
     transport = transport_from_url("http://127.0.0.1:8080")
     assert isinstance(transport, WebSocketTransport)
     assert transport.url == "ws://127.0.0.1:8080/invocations-bidirectional-stream"
-    assert isinstance(transport_from_url("wss://h/x"), WebSocketTransport)
+    bare = transport_from_url("ws://127.0.0.1:8080")
+    assert isinstance(bare, WebSocketTransport)
+    assert bare.url == "ws://127.0.0.1:8080/invocations-bidirectional-stream"
+    explicit = transport_from_url("wss://h/x")
+    assert isinstance(explicit, WebSocketTransport)
+    assert explicit.url == "wss://h/x"
     with pytest.raises(ValueError):
         transport_from_url("ftp://h/x")

@@ -1,1 +1,3 @@
 """Lambda sources deployed as CDK assets (standard library and boto3 only)."""
+
+__all__: list[str] = []
