@@ -72,6 +72,7 @@ _TOKEN_OPENERS: Final = "\"'“‘([{*_`~"
 _ABBREV_LOOKBACK: Final = 32
 _MAX_ORDERED_DIGITS: Final = 9
 _MAX_MARKER_RUN: Final = 64
+_FEED_PIECE_CHARS: Final = 4096
 _DOTTED_ACRONYM: Final = re.compile(r"(?:[a-z]\.)+[a-z]")
 
 _PLAIN: Final = "plain"
@@ -87,7 +88,8 @@ _HTML_TAG: Final = re.compile(r"</?[A-Za-z][A-Za-z0-9]*/?>")
 _EMPHASIS: Final = re.compile(r"\*+|~~+|`+|(?<![^\W_])_+|_+(?![^\W_])")
 _BRACKETS: Final = re.compile(r"[\[\]]")
 _RULE_RUN: Final = re.compile(r"[-:=]{3,}")
-_SPACE_BEFORE_PUNCT: Final = re.compile(r"\s+(?=[.,!?;:…]+(?:\s|$))")
+# Only from the start of a whitespace run: retrying at every later position of a long run is quadratic.
+_SPACE_BEFORE_PUNCT: Final = re.compile(r"(?<!\s)\s+(?=[.,!?;:…]+(?:\s|$))")
 _SYMBOLS: Final = re.compile(
     "["
     "\U0001f000-\U0001faff"  # emoji, pictographs, flags, enclosed alphanumerics
@@ -202,40 +204,6 @@ def _is_abbreviation(s: str, dot: int, next_char: str) -> bool:
     return len(token) == 1 and token.isalpha() and token.isupper() and token != "I"
 
 
-def _sentence_end(s: str, i: int, final: bool) -> tuple[bool, int] | None:
-    """Decide whether the terminator run starting at ``s[i]`` ends a sentence.
-
-    Returns:
-        ``(ends, end)`` with ``end`` just past the terminators and closing marks, or None to wait for more.
-    """
-    n = len(s)
-    j = i
-    while j < n and s[j] in _TERMINATORS:
-        j += 1
-    run = s[i:j]
-    cjk = any(c in _CJK_TERMINATORS for c in run)
-    closers = _CJK_CLOSERS if cjk else _CLOSERS
-    while j < n and s[j] in closers:
-        j += 1
-    if j == n:
-        return (True, j) if final else None
-    if cjk:
-        return (True, j)
-    if not s[j].isspace():
-        return (False, j)  # 3.14, v1.2.3, example.com, a@b.io, main.py, e.g. (inner dot)
-    k = j
-    while k < n and s[k].isspace():
-        k += 1
-    if k == n:
-        return (True, j) if final else None
-    next_char = s[k]
-    if next_char.islower():
-        return (False, j)  # "approx. five", "Wait... what", '"Really?" she asked'
-    if run == "." and _is_abbreviation(s, i, next_char):
-        return (False, j)
-    return (True, j)
-
-
 def _clean_chunk(text: str, starts_line: bool) -> str:
     lines = text.split("\n")
     for index, line in enumerate(lines):
@@ -316,6 +284,20 @@ class IncrementalSentenceChunker:
         self._last_space = -1  # last whitespace index in the chunk (a cut position)
         self._last_clause = -1  # cut position just after the last clause boundary
         self._emitted = 0
+        self._clear_lookahead()
+
+    def _clear_lookahead(self) -> None:
+        # How far an undecided lookahead got, so the next feed resumes there instead of rescanning a long
+        # run from its start. Each is tied to the index in _buf of the terminator or newline it decides
+        # (-1: none); a cut shifts _buf and clears them.
+        self._run_at = -1  # the terminator run being decided
+        self._run_scan = 0  # next index of it to look at
+        self._run_term_end = -1  # end of the terminators, once known
+        self._run_end = -1  # end of the terminators and closing marks, once known
+        self._run_cjk = False  # the run has a CJK terminator
+        self._newline_at = -1  # the newline being decided
+        self._newline_scan = 0  # next index of the blank run after it to look at
+        self._newline_blank = False  # that blank run holds another newline
 
     @property
     def chunks_emitted(self) -> int:
@@ -324,10 +306,13 @@ class IncrementalSentenceChunker:
 
     def feed(self, fragment: str) -> list[str]:
         """Add streamed text; return the chunks it completed (often none), cleaned for speech."""
-        if not fragment:
-            return []
-        self._buf += fragment
-        return self._scan(final=False)
+        out: list[str] = []
+        # A big fragment goes in by pieces so each cut slices a short buffer, not the rest of the fragment
+        # (quadratic on a long document); the chunks never depend on how the text was fragmented.
+        for at in range(0, len(fragment), _FEED_PIECE_CHARS):
+            self._buf += fragment[at : at + _FEED_PIECE_CHARS]
+            out += self._scan(final=False)
+        return out
 
     def finish(self) -> list[str]:
         """End the stream: return every remaining chunk (usually one, or none) and reset for reuse."""
@@ -359,6 +344,7 @@ class IncrementalSentenceChunker:
         self._has_word = False
         self._last_space = -1
         self._last_clause = -1
+        self._clear_lookahead()
 
     def _max_cut(self) -> int:
         if self._last_clause > self._start and self._last_clause >= self._start + self.max_chunk_chars // 2:
@@ -377,13 +363,6 @@ class IncrementalSentenceChunker:
 
     def _scan(self, final: bool) -> list[str]:
         out: list[str] = []
-        if self._need_line:
-            marker = _line_marker(self._buf, self._pos, final)
-            if marker is None:
-                return out
-            self._line_block = marker[0] != _PLAIN
-            self._pos = marker[1]
-            self._need_line = False
         i = self._pos
         while True:
             buf = self._buf
@@ -395,6 +374,23 @@ class IncrementalSentenceChunker:
             if i >= len(buf):
                 break
             ch = buf[i]
+            if self._start < 0 and i >= self.max_chunk_chars and ch.isspace():
+                # Only blanks and block markers so far, nothing to speak: drop them, so a long blank run
+                # does not grow the buffer. The text after is mid-line unless its line is still unclassified.
+                self._cut(i, i, out, starts_line=self._need_line)
+                i = 0
+                continue
+            if self._need_line:
+                if ch != "\n" and ch.isspace():
+                    i += 1  # one by one, so a long indent is scanned once
+                    continue
+                marker = _line_marker(buf, i, final)
+                if marker is None:
+                    break
+                self._line_block = marker[0] != _PLAIN
+                self._need_line = False
+                i = marker[1]
+                continue
             if ch.isspace():
                 if i > 0 and buf[i - 1] in _CLAUSE and self._start >= 0:
                     self._last_clause = i
@@ -406,7 +402,15 @@ class IncrementalSentenceChunker:
                     decision = self._newline(buf, i, final)
                     if decision is None:
                         break
+                    self._newline_at = -1
                     brk, next_block, line_start, marker_end = decision
+                    if line_start < 0:
+                        # A long blank run after the newline: end the chunk here, whatever it holds, drop the
+                        # run scanned so far and classify the next line when it comes.
+                        self._cut(i, marker_end, out, starts_line=True)
+                        self._need_line = True
+                        i = 0
+                        continue
                     if brk and self._has_word:
                         self._cut(i, line_start, out, starts_line=True)
                         i = marker_end - line_start
@@ -421,9 +425,10 @@ class IncrementalSentenceChunker:
             if self._start < 0:
                 self._start = i
             if ch in _TERMINATORS:
-                ended = _sentence_end(buf, i, final)
+                ended = self._sentence_end(buf, i, final)
                 if ended is None:
                     break
+                self._run_at = -1
                 ends, end = ended
                 if ends and self._has_word and end - self._start <= self.max_chunk_chars:
                     self._cut(end, end, out)
@@ -443,14 +448,87 @@ class IncrementalSentenceChunker:
         self._pos = i
         return out
 
-    def _newline(self, s: str, i: int, final: bool) -> tuple[bool, bool, int, int] | None:
-        """Decide the newline at ``s[i]``: ``(ends_chunk, next_is_block, next_line_start, marker_end)``."""
+    def _sentence_end(self, s: str, i: int, final: bool) -> tuple[bool, int] | None:
+        """Decide whether the terminator run starting at ``s[i]`` ends a sentence.
+
+        A call for the same run resumes where the last one stopped, so a long run is scanned once. Past
+        ``max_chunk_chars`` from the chunk start the rest of the run does not matter: a run that reaches
+        there cannot end a chunk that short (the caller cuts the chunk at its limit). And a blank of more
+        than ``max_chunk_chars`` after the run ends the sentence, whatever follows it.
+
+        Returns:
+            ``(ends, end)`` with ``end`` just past the terminators and closing marks (or, for a run too
+            long to end the chunk, just past the limit), or None to wait for more.
+        """
         n = len(s)
-        k = i + 1
-        blank = False
+        limit = self._start + self.max_chunk_chars
+        if self._run_at != i:
+            self._run_at, self._run_scan, self._run_term_end, self._run_end = i, i, -1, -1
+            self._run_cjk = False
+        j = self._run_scan
+        if self._run_term_end < 0:
+            while j < n and s[j] in _TERMINATORS:
+                self._run_cjk = self._run_cjk or s[j] in _CJK_TERMINATORS
+                j += 1
+                if j > limit:
+                    return (False, j)
+            if j == n and not final:
+                self._run_scan = j
+                return None
+            self._run_term_end = j
+        cjk = self._run_cjk
+        if self._run_end < 0:
+            closers = _CJK_CLOSERS if cjk else _CLOSERS
+            while j < n and s[j] in closers:
+                j += 1
+                if j > limit:
+                    return (False, j)
+            if j == n:
+                if final:
+                    return (True, j)
+                self._run_scan = j
+                return None
+            self._run_end = j
+        end = self._run_end
+        if cjk:
+            return (True, end)
+        if not s[end].isspace():
+            return (False, end)  # 3.14, v1.2.3, example.com, a@b.io, main.py, e.g. (inner dot)
+        k = j
         while k < n and s[k].isspace():
+            k += 1
+            if k - end > self.max_chunk_chars:
+                return (True, end)  # a blank this long ends the sentence, whatever comes after it
+        if k == n:
+            if final:
+                return (True, end)
+            self._run_scan = k
+            return None
+        next_char = s[k]
+        if next_char.islower():
+            return (False, end)  # "approx. five", "Wait... what", '"Really?" she asked'
+        if self._run_term_end == i + 1 and s[i] == "." and _is_abbreviation(s, i, next_char):
+            return (False, end)
+        return (True, end)
+
+    def _newline(self, s: str, i: int, final: bool) -> tuple[bool, bool, int, int] | None:
+        """Decide the newline at ``s[i]``: ``(ends_chunk, next_is_block, next_line_start, marker_end)``.
+
+        A call for the same newline resumes where the last one stopped. A blank run of more than
+        ``max_chunk_chars`` after the newline ends the chunk whatever follows it: then the answer is
+        ``(True, False, -1, resume)``, the next line still to classify, its text starting at ``s[resume]``
+        (the blank run's first part dropped).
+        """
+        n = len(s)
+        if self._newline_at != i:
+            self._newline_at, self._newline_scan, self._newline_blank = i, i + 1, False
+        k, blank = self._newline_scan, self._newline_blank
+        while k < n and s[k].isspace():
+            if k - i > self.max_chunk_chars:
+                return (True, False, -1, k)
             blank = blank or s[k] == "\n"
             k += 1
+        self._newline_scan, self._newline_blank = k, blank
         if k == n:
             if not final:
                 return None

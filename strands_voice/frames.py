@@ -190,13 +190,22 @@ def _parse_object(data: str | bytes) -> dict[str, Any]:
     return obj
 
 
+def _encodable(value: str, key: str) -> str:
+    """Reject lone surrogates (JSON ``"\\udc00"``): they cannot be echoed back as UTF-8."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise FrameDecodeError("invalid_request", f"'{key}' is not valid Unicode text.") from None
+    return value
+
+
 def _optional_str(obj: dict[str, Any], key: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise FrameDecodeError("invalid_request", f"'{key}' must be a string.")
-    return value
+    return _encodable(value, key)
 
 
 def decode_client_message(data: str | bytes) -> ClientMessage:
@@ -218,6 +227,7 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
             raise FrameDecodeError("invalid_request", "'text' is required and must be a string.")
         if not text.strip():
             raise FrameDecodeError("invalid_request", "'text' must not be empty.")
+        _encodable(text, "text")
         speed = obj.get("speed")
         if speed is not None:
             if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):

@@ -18,6 +18,11 @@ Speech failures never stop the text: they become ``error`` events (``code`` is t
 ``connection_closed``, ``silence_timeout``) and the text keeps flowing. A failure of the session itself is
 reported once; later chunks are then not spoken. When the caller stops iterating (``aclose``, a
 cancelled consumer), every task is cancelled and the session closed.
+
+The shared queue is bounded (``max_queued_events``): a consumer that reads slowly slows the tasks down
+instead of having the whole answer's audio buffered for it. The audio task stops reading the TTS session
+(so the endpoint's own backpressure takes over), and the text task waits for room too. The few events
+raised outside those two loops (an error, the end marker) are never held back, so nothing deadlocks.
 """
 
 from __future__ import annotations
@@ -27,7 +32,8 @@ import contextlib
 import logging
 import re
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections import deque
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -70,6 +76,10 @@ TransportFactory = Callable[[], FrameTransport]
 
 #: Batch mode's per-request text limit; matches the endpoint's default ``max_text_chars``.
 DEFAULT_MAX_REQUEST_CHARS: Final = 5000
+
+#: Events a run holds for a slow consumer before its tasks wait (an ``audio_chunk`` of pcm16 is at most
+#: one endpoint frame, 24 kB of audio, about 32 kB as base64).
+_MAX_QUEUED_EVENTS: Final = 32
 
 #: Seconds to wait for cancelled tasks to end before giving up on them.
 _CANCEL_TIMEOUT: Final = 5.0
@@ -140,6 +150,53 @@ async def _cancel_all(tasks: list[asyncio.Task[Any]]) -> None:
             task.exception()  # retrieved: the error was already reported as an event
 
 
+class _EventQueue:
+    """The run's shared event queue, bounded for the producers that ask for room.
+
+    :meth:`put` waits while ``maxsize`` events are queued (backpressure); :meth:`put_nowait` never waits
+    nor fails, for the few events that must not be held back (errors raised outside the producers'
+    loops, the end marker) and for the audio task, which waits for room before each session event.
+    """
+
+    def __init__(self, maxsize: int) -> None:
+        if maxsize < 1:
+            raise ValueError("max_queued_events must be at least 1")
+        self.maxsize = maxsize
+        self.high_water = 0  # the most events queued at once (tests, diagnostics)
+        self._items: deque[Event | None] = deque()
+        self._readable = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+    def put_nowait(self, item: Event | None) -> None:
+        self._items.append(item)
+        self.high_water = max(self.high_water, len(self._items))
+        self._readable.set()
+        if len(self._items) >= self.maxsize:
+            self._room.clear()
+
+    async def wait_for_room(self) -> None:
+        while len(self._items) >= self.maxsize:
+            self._room.clear()
+            await self._room.wait()
+
+    async def put(self, item: Event | None) -> None:
+        await self.wait_for_room()
+        self.put_nowait(item)
+
+    async def get(self) -> Event | None:
+        while not self._items:
+            self._readable.clear()
+            await self._readable.wait()
+        item = self._items.popleft()
+        if len(self._items) < self.maxsize:
+            self._room.set()
+        return item
+
+
 class Speaker:
     """Speaks text chunks over one TTS session and turns its audio into Leg 3 events.
 
@@ -154,6 +211,8 @@ class Speaker:
         connect_timeout: Seconds opening the session may take.
         silence_timeout: Seconds the endpoint may stay silent while audio is owed.
         request_id_prefix: Prefix of the session's request ids.
+        wait_for_room: Awaited before each session event is handled: a slow consumer of ``emit``'s
+            events slows the reading of the session's audio (backpressure) instead of piling it up.
     """
 
     def __init__(
@@ -166,10 +225,12 @@ class Speaker:
         connect_timeout: float = 10.0,
         silence_timeout: float = 30.0,
         request_id_prefix: str | None = None,
+        wait_for_room: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.options = options or VoiceOptions()
         self.builder = builder
         self._emit = emit
+        self._wait_for_room = wait_for_room
         self._encoder = create_encoder(self.options.format)
         self._transport_factory = transport_factory
         self._session_args: dict[str, Any] = {
@@ -289,6 +350,8 @@ class Speaker:
             if self.session is None:
                 return  # could not open; reported
             async for event in self.session:
+                if self._wait_for_room is not None:
+                    await self._wait_for_room()
                 self._on_event(event)
         except TTSError as error:
             self._report(error)
@@ -335,6 +398,7 @@ class _Run:
         connect_timeout: float,
         silence_timeout: float,
         max_request_chars: int,
+        max_queued_events: int,
     ) -> None:
         self.mode = mode
         self.agent = agent
@@ -342,7 +406,7 @@ class _Run:
         self.request_id = request_id
         self.max_request_chars = max_request_chars
         self.builder = EventBuilder()
-        self.queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        self.queue = _EventQueue(max_queued_events)
         self.speaker = Speaker(
             transport_factory,
             self.builder,
@@ -351,11 +415,15 @@ class _Run:
             connect_timeout=connect_timeout,
             silence_timeout=silence_timeout,
             request_id_prefix=request_id[:12],
+            wait_for_room=self.queue.wait_for_room,
         )
         self.text_ms: float | None = None
         self._text_seq = 0
 
-    def _text(self, data: str) -> None:
+    async def _text(self, data: str) -> None:
+        # Waits for room like the audio does: a slow consumer slows the agent's text down too, but
+        # never for ever (the consumer reads in order, so room comes).
+        await self.queue.wait_for_room()
         event = self.builder.text_delta(seq=self._text_seq, text=data)
         self._text_seq += 1
         self.text_ms = event["t_ms"]
@@ -365,7 +433,7 @@ class _Run:
         async for event in self.agent.stream_async(self.prompt):
             data = event.get("data") if isinstance(event, dict) else None
             if isinstance(data, str) and data:
-                self._text(data)
+                await self._text(data)
                 yield data
 
     async def _drain_text_bidi(self) -> None:
@@ -443,6 +511,7 @@ def run_voice(
     connect_timeout: float = 10.0,
     silence_timeout: float = 30.0,
     max_request_chars: int = DEFAULT_MAX_REQUEST_CHARS,
+    max_queued_events: int = _MAX_QUEUED_EVENTS,
 ) -> AsyncGenerator[Event, None]:
     """Run ``agent`` on ``prompt`` and yield Leg 3 events, speaking in ``mode``.
 
@@ -457,6 +526,7 @@ def run_voice(
         connect_timeout: Seconds opening the TTS session may take.
         silence_timeout: Seconds the endpoint may stay silent while audio is owed.
         max_request_chars: Batch mode's per-request text limit (the endpoint's ``max_text_chars``).
+        max_queued_events: Events held for a slow consumer before the run's tasks wait for it.
 
     Returns:
         An async generator of events; ``aclose()`` it (or stop iterating) to cancel everything.
@@ -473,6 +543,7 @@ def run_voice(
         connect_timeout=connect_timeout,
         silence_timeout=silence_timeout,
         max_request_chars=max_request_chars,
+        max_queued_events=max_queued_events,
     )
     return run.events()
 

@@ -6,7 +6,10 @@ Three tracked tasks per session (plus an idle watchdog):
   queues valid requests, and handles ``cancel`` / ``close`` at once;
 - produce: synthesizes the queued requests in order, segment by segment through the shared
   :class:`~kokoro_endpoint.scheduler.SynthesisScheduler`, up to ``pipeline_depth`` requests ahead of the
-  sender (so request N+1 is synthesized while N's audio is being sent);
+  sender (so request N+1 is synthesized while N's audio is being sent) and at most
+  ``AUDIO_BUFFER_SEGMENTS`` segments ahead of it within a request (backpressure: a client that stops
+  reading stops the synthesis; the session submits no further step, so the shared scheduler's worker goes
+  to the other sessions);
 - send: the only writer; walks the requests in order and never interleaves two requests' audio.
 """
 
@@ -39,7 +42,7 @@ from strands_voice.frames import (
     encode_server_message,
 )
 
-__all__ = ["BidiSession"]
+__all__ = ["AUDIO_BUFFER_SEGMENTS", "BidiSession"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,19 +59,28 @@ _DONE: Final = _Marker("done")
 _WAKE: Final = _Marker("wake")
 _FAILED: Final = _Marker("failed")
 
+#: Synthesized segments (each one engine step, sent as one or more frames) a request may hold while its
+#: audio waits to be sent. At least 2, so a cancel always finds room for its wake-up marker.
+AUDIO_BUFFER_SEGMENTS: Final = 3
+
 
 class _Request:
-    """A request travelling through the session: its audio queue and its state."""
+    """A request travelling through the session: its (bounded) audio queue and its state."""
 
     def __init__(self, job: SynthesisJob) -> None:
         self.job = job
-        self.audio: asyncio.Queue[bytes | _Marker] = asyncio.Queue()
+        # One item per segment: the segment's frames, or a marker.
+        self.audio: asyncio.Queue[list[bytes] | _Marker] = asyncio.Queue(maxsize=AUDIO_BUFFER_SEGMENTS)
         self.cancelled = False
         self.holds_permit = False
 
     def cancel(self) -> None:
         if not self.cancelled:
             self.cancelled = True
+            # Drop the buffered audio (never sent now): this frees the memory, releases a producer
+            # blocked on a full queue, and leaves room to wake a sender waiting for audio.
+            while not self.audio.empty():
+                self.audio.get_nowait()
             self.audio.put_nowait(_WAKE)
 
 
@@ -204,14 +216,20 @@ class BidiSession:
             stream = self._scheduler.stream(self._engine.synthesize(job.text, job.voice, job.speed))
             while not request.cancelled:
                 segment = await stream.next()
-                if segment is None:
-                    request.audio.put_nowait(_DONE)
+                if request.cancelled:
                     return
-                for frame in pcm16_frames(to_pcm16(segment), self._settings.audio_frame_bytes):
-                    request.audio.put_nowait(frame)
+                if segment is None:
+                    await request.audio.put(_DONE)
+                    return
+                # Waits while the sender is AUDIO_BUFFER_SEGMENTS behind; the next step is submitted
+                # only after that, so a stalled client holds no scheduler worker.
+                await request.audio.put(
+                    list(pcm16_frames(to_pcm16(segment), self._settings.audio_frame_bytes))
+                )
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
-            request.audio.put_nowait(_FAILED)
+            if not request.cancelled:
+                await request.audio.put(_FAILED)
         finally:
             if stream is not None:
                 stream.close()
@@ -261,9 +279,12 @@ class BidiSession:
                 await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
                 return
-            if isinstance(item, bytes):
-                await self._ws.send_bytes(item)
-                sent += len(item)
+            if isinstance(item, list):
+                for frame in item:
+                    if request.cancelled:
+                        break  # the loop's next get() finds the wake-up marker and answers the cancel
+                    await self._ws.send_bytes(frame)
+                    sent += len(frame)
             elif item is _DONE:
                 complete = SynthesisComplete(
                     request_id=rid,

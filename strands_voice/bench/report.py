@@ -37,6 +37,8 @@ def format_table(results: dict[str, Any]) -> str:
 
     def verdict(name: str) -> str:
         target = targets[name]
+        if target.get("note"):
+            return f"{target['target']:<8} no verdict: {target['note']}"
         return f"{target['target']:<8} {'met' if target['met'] else 'MISSED'}"
 
     rows: list[tuple[str, str, str, str]] = [

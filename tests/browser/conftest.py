@@ -32,9 +32,13 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
-    """One headless Chromium for the session (each test gets a fresh context, so nothing is shared)."""
+    """One headless Chromium per test module (each test gets a fresh context, so nothing is shared).
+
+    Module scope, not session: Playwright's sync API keeps an asyncio loop running on the main thread
+    while it is open, and every later test that calls ``asyncio.run()`` would fail.
+    """
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -9,14 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from reliability_support import CountingEngine
+from reliability_support import LOAD_SESSIONS, CountingEngine
 
 # Figures measured by the load, soak and fault tests; printed at the end of the run and written to
 # $RELIABILITY_FIGURES_JSON when set (docs/reliability.md quotes a real run).
 FIGURES: dict[str, Any] = {}
-
-#: Sessions the load test opens at once (the issue's 32), plus headroom for the other tests.
-LOAD_SESSIONS = 32
 
 
 @dataclass

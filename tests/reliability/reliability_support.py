@@ -24,6 +24,8 @@ import numpy.typing as npt
 from websockets.asyncio.client import ClientConnection, connect
 
 BYTES_PER_SECOND = 48_000
+#: Sessions the load test opens at once (the issue's 32).
+LOAD_SESSIONS = 32
 TERMINAL = frozenset({"synthesis_complete", "synthesis_cancelled", "error"})
 
 # What must never reach a remote caller: exception text, stack traces, file paths, internals.

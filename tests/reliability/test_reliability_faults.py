@@ -50,9 +50,11 @@ def test_reliability_faults_endpoint_killed_mid_answer_then_restarted(
     endpoint = EndpointProcess(free_port(), tmp_path / "endpoint.log")
     try:
         endpoint.start()
-        with running_server(_app(endpoint.ws_url, ANSWER, total_s=4.0)) as app:
+        # The text streams for 10 s, so the kill at the first audio lands while text is still coming.
+        with running_server(_app(endpoint.ws_url, ANSWER, total_s=10.0)) as app:
             events: list[dict[str, Any]] = []
             killed_at = None
+            deltas_after_kill = 0
             started = time.monotonic()
             with (
                 httpx.Client(timeout=httpx.Timeout(10, read=90)) as client,
@@ -61,6 +63,8 @@ def test_reliability_faults_endpoint_killed_mid_answer_then_restarted(
                 assert response.status_code == 200
                 for event in sse_events(response):
                     events.append(event)
+                    if killed_at is not None and event["type"] == "text_delta":
+                        deltas_after_kill += 1
                     if event["type"] == "audio_chunk" and killed_at is None:
                         endpoint.kill()  # SIGKILL mid-answer: no close frame, the socket is reset
                         killed_at = time.monotonic()
@@ -68,6 +72,7 @@ def test_reliability_faults_endpoint_killed_mid_answer_then_restarted(
             assert killed_at is not None, "no audio arrived before the end of the answer"
             ended_after_kill = time.monotonic() - killed_at
             figures["endpoint_kill_to_agent_end_s"] = round(ended_after_kill, 2)
+            figures["endpoint_kill_text_deltas_after_kill"] = deltas_after_kill
             kinds = [e["type"] for e in events]
             assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
             errors = [e for e in events if e["type"] == "error"]
@@ -96,13 +101,6 @@ def test_reliability_faults_endpoint_killed_mid_answer_then_restarted(
         endpoint.stop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the example app does not stop when its caller disconnects: Starlette cancels the response "
-    "task while the body generator sits at a yield and nothing aclose()s the chain "
-    "(bedrock_agentcore _stream_with_error_handling -> app.stream_answer -> run_voice), so the TTS "
-    "session stays open and every sentence is still synthesized",
-)
 def test_reliability_faults_caller_disconnects_mid_answer(reliability_endpoint: Any) -> None:
     from kokoro_endpoint.runner import running_server
 
@@ -187,11 +185,6 @@ def test_reliability_faults_stalled_consumer_bounds_requests_ahead(figures: dict
     assert engine.calls <= 20, engine.calls
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="within one request the endpoint queues every segment in an unbounded asyncio.Queue "
-    "(ws_session._Request.audio): a stalled consumer gets the whole request synthesized into memory",
-)
 def test_reliability_faults_stalled_consumer_bounds_one_long_request(figures: dict[str, Any]) -> None:
     # One request of 100 words (48 MB of pcm16) to a client that reads nothing: with backpressure the
     # engine stops a few segments past what the sockets hold.

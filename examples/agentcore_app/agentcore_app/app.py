@@ -5,21 +5,25 @@ Leg 3 events, each framed by the runtime as ``data: {json}\\n\\n``. A bad payloa
 one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check, ``GET /`` the browser
 page (``static/index.html``) and ``/static/...`` its files.
 
-Every invocation gets a fresh agent, so no conversation is shared between callers or requests.
+Every invocation gets a fresh agent, so no conversation is shared between callers or requests. When the
+caller disconnects mid-answer, the answer stops: its tasks are cancelled and its TTS session is closed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
+import anyio
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, BedrockAgentCoreContext
 from bedrock_agentcore.runtime.context import RequestContext
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from strands import Agent
@@ -44,25 +48,95 @@ logger = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 
+#: Seconds the answer's tasks get to stop (and its TTS session to close) once the caller has gone.
+_STOP_TIMEOUT_S: Final = 10.0
+
 
 def error_event(code: str, message: str) -> dict[str, Any]:
     """A Leg 3 ``error`` event for an invocation refused before it started (``t_ms`` 0)."""
     return EventBuilder().error(code=code, message=message)
 
 
-class VoiceAgentCoreApp(BedrockAgentCoreApp):
-    """``BedrockAgentCoreApp`` that answers a body that is not JSON with a clean Leg 3 error.
+class _StoppingStreamingResponse(StreamingResponse):
+    """An SSE response that stops its body when the caller disconnects, and always closes it.
 
-    The base class echoes the JSON parser's exception text to the caller; this one does not.
+    Starlette's own response cancels the sending through an anyio cancel scope and then drops the body:
+    a generator left suspended is never closed (the answer's tasks and TTS session live on until garbage
+    collection, if ever), and one caught mid-``await`` is cancelled again at every ``await`` of its
+    cleanup. Here the sending runs in a task that a disconnect cancels once (plain asyncio, so ``finally``
+    blocks can await their cleanup), and the body is closed afterwards whatever happened.
+    """
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        streaming = asyncio.create_task(self.stream_response(send), name="sse-stream")
+        watching = asyncio.create_task(self.listen_for_disconnect(receive), name="sse-disconnect")
+        try:
+            await asyncio.wait({streaming, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            # Shielded: an outer cancellation (server shutdown) must not cut the cleanup short.
+            with anyio.CancelScope(shield=True):
+                await self._stop(streaming, watching)
+        error = streaming.exception() if streaming.done() and not streaming.cancelled() else None
+        if isinstance(error, OSError):  # the caller went away mid-send
+            logger.debug("error=<%s> | the caller went away mid-send", type(error).__name__)
+        elif isinstance(error, BaseException):
+            raise error
+        if self.background is not None:
+            await self.background()
+
+    async def _stop(self, streaming: asyncio.Task[None], watching: asyncio.Task[None]) -> None:
+        if not streaming.done():
+            logger.debug("the caller disconnected; stopping the answer")
+        tasks = [task for task in (streaming, watching) if not task.done()]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            _, still = await asyncio.wait(tasks, timeout=_STOP_TIMEOUT_S)
+            for task in still:
+                logger.warning("task=<%s> | did not stop within %.1f s", task.get_name(), _STOP_TIMEOUT_S)
+        body = self.body_iterator
+        if streaming.done() and isinstance(body, AsyncGenerator):
+            # The body may sit at a yield (the send was what got cancelled): close it, and with it the
+            # chain below it (see VoiceAgentCoreApp._stream_with_error_handling).
+            with anyio.move_on_after(_STOP_TIMEOUT_S):
+                await body.aclose()
+
+
+class VoiceAgentCoreApp(BedrockAgentCoreApp):
+    """``BedrockAgentCoreApp`` that answers a body that is not JSON with a clean Leg 3 error and stops
+    an answer whose caller has gone.
+
+    The base class echoes the JSON parser's exception text to the caller; this one does not. Its
+    streaming response is replaced by one that closes the whole generator chain (the base class's SSE
+    wrapper, the entrypoint's generator, ``run_voice``) when the caller disconnects.
     """
 
     async def _handle_invocation(self, request: Request) -> Response:
         try:
             await request.json()  # Starlette caches the parsed body for the base class
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            # RecursionError: deeply nested JSON; still the caller's bad input, not a server fault.
             return JSONResponse(error_event("invalid_json", "the request body must be a JSON object"), 400)
         response: Response = await super()._handle_invocation(request)  # type: ignore[no-untyped-call]
+        if type(response) is StreamingResponse:
+            stopping = _StoppingStreamingResponse(
+                response.body_iterator, status_code=response.status_code, background=response.background
+            )
+            stopping.raw_headers = response.raw_headers
+            return stopping
         return response
+
+    async def _stream_with_error_handling(self, generator: AsyncGenerator[Any, None]) -> AsyncIterator[bytes]:
+        # The base class iterates the entrypoint's generator but never closes it: closing this wrapper
+        # closes the base's wrapper, then the entrypoint's generator (and with it run_voice).
+        async with contextlib.aclosing(generator):
+            framed = super()._stream_with_error_handling(generator)  # type: ignore[no-untyped-call]
+            async with contextlib.aclosing(framed):
+                async for chunk in framed:
+                    yield chunk
 
 
 def create_app(
@@ -120,14 +194,20 @@ def create_app(
                 request_id=request_id,
                 silence_timeout=resolved_silence_timeout,
             )
-            async for event in events:
-                yield event
+            # Closing this generator (the caller left) closes run_voice: its tasks and TTS session end.
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    yield event
         except Exception:
             logger.exception("request_id=<%s> | voice answer failed", request_id)
             yield clock.error(code="internal", message="the agent could not finish its answer; try again")
 
+    # A plain function on purpose: bedrock-agentcore then streams the returned async generator on the
+    # server's own loop, where a caller's disconnect cancels it at once. An async entrypoint's generator
+    # is bridged through a worker loop and a thread blocked on the next event, which cannot be stopped
+    # until that event comes (an agent still thinking keeps its TTS session open meanwhile).
     @app.entrypoint
-    async def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[dict[str, Any]]:
+    def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[dict[str, Any]]:
         try:
             request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
         except PayloadError as error:
