@@ -95,6 +95,9 @@ if TYPE_CHECKING:
         run_voice,
         split_for_requests,
     )
+    from strands_voice.plugin import (
+        VoicePlugin,
+    )
     from strands_voice.sagemaker import (
         SageMakerTransport,
     )
@@ -195,6 +198,7 @@ _EXPORTS: dict[str, str] = {
     "VOICE_OPTIONS_KEY": "handler",
     "VoiceCallbackHandler": "handler",
     "VoiceOptions": "modes",
+    "VoicePlugin": "plugin",
     "WavEncoder": "audio",
     "WebSocketTransport": "websocket",
     "clean_for_speech": "chunker",
@@ -286,6 +290,7 @@ __all__ = [
     "TransportFactory",
     "VoiceCallbackHandler",
     "VoiceOptions",
+    "VoicePlugin",
     "WavEncoder",
     "WebSocketTransport",
     "clean_for_speech",

@@ -266,21 +266,42 @@ class VoiceCallbackHandler:
             return replace(options, **fields)
         return options
 
+    def _start_response(self, requested: Any) -> _Response | None:
+        """The current response, started (and its TTS session opening) if there is none. Holds the lock."""
+        if self._closed:
+            return None
+        if self._current is None:
+            self._current = _Response(self, self._resolve(requested), next(self._numbers))
+            self._active.append(self._current)
+            self._threads.append(self._current.thread)
+        return self._current
+
     def _text(self, data: str, requested: Any) -> None:
         with self._lock:
-            if self._closed:
-                return
-            if self._current is None:
-                self._current = _Response(self, self._resolve(requested), next(self._numbers))
-                self._active.append(self._current)
-                self._threads.append(self._current.thread)
-            self._current.feed(data)
+            response = self._start_response(requested)
+            if response is not None:
+                response.feed(data)
 
     def _end_text(self) -> None:
         with self._lock:
             response, self._current = self._current, None
         if response is not None:
             response.end()
+
+    def begin_response(self, requested: Any = None) -> None:
+        """Start the next response now, before its first text, so its TTS session opens meanwhile.
+
+        The connect (TLS and signing on SageMaker) then overlaps the model's time to first token.
+
+        Args:
+            requested: Per-request options (a ``VoiceOptions`` or a mapping), as in ``invocation_state``.
+        """
+        with self._lock:
+            self._start_response(requested)
+
+    def end_response(self) -> None:
+        """No more text for the current response (idempotent; ``result=`` does the same)."""
+        self._end_text()
 
     # --- options and delivery -----------------------------------------------------------------------
 

@@ -119,9 +119,6 @@ PATHOLOGICAL = {
     "word_then_dots": "Hello" + "." * SIZE,
     "sentence_then_spaces": "Hello there." + " " * SIZE,
 }
-# A run of sentence terminators (or the blank run after one) that has not ended yet is re-scanned from its
-# first character on every feed: strands_voice/chunker.py _sentence_end via _scan. See docs/reliability.md.
-QUADRATIC = {"word_then_dots", "sentence_then_spaces"}
 
 
 def _feed_one_at_a_time(text: str) -> tuple[float, list[str]]:
@@ -136,22 +133,7 @@ def _feed_one_at_a_time(text: str) -> tuple[float, list[str]]:
     return time.perf_counter() - started, chunks
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="chunker re-scans an undecided terminator run on every feed: O(n^2), and the run "
-                "escapes max_chunk_chars while it grows (strands_voice/chunker.py _sentence_end/_scan)",
-            ),
-        )
-        if name in QUADRATIC
-        else name
-        for name in PATHOLOGICAL
-    ],
-)
+@pytest.mark.parametrize("name", list(PATHOLOGICAL))
 def test_reliability_fuzz_chunker_pathological_input_is_linear(name: str) -> None:
     # An LLM (or a prompt-injected one) can emit anything; the chunker sits on the hot path of every
     # answer. Fed one character at a time, 6,000 characters of any shape must cost about what 6,000

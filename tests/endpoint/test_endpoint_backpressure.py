@@ -1,0 +1,228 @@
+"""Backpressure inside one request: a client that stops reading stops the synthesis of its session.
+
+Narrow unit tests of :class:`BidiSession` with stand-ins (a counting engine that makes big segments fast,
+and a WebSocket whose sending can be held), so the bound is exact and not blurred by socket buffers.
+The real server with a stalled socket is covered by tests/reliability (stalled consumer tests).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, BidiSession
+
+pytestmark = pytest.mark.timeout(60)
+
+SEGMENT_SAMPLES = 24_000  # one second: 48,000 bytes of pcm16, two 24,000-byte frames
+SETTINGS = Settings(audio_frame_bytes=24_000)
+# Synthesized while the sender is stuck: the segment being sent, the queue's, and one waiting to go in.
+MOST_AHEAD = AUDIO_BUFFER_SEGMENTS + 2
+
+
+class CountingEngine:
+    """One segment per word, made quickly; counts the segments made per text."""
+
+    name = "counting"
+    sample_rate = 24_000
+    default_voice = "v"
+    voices = frozenset({"v"})
+
+    def __init__(self, segment_s: float = 0.002) -> None:
+        self.segment_s = segment_s
+        self.segments: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        pass
+
+    def made(self, text: str) -> int:
+        with self._lock:
+            return self.segments.get(text, 0)
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        for _word in text.split():
+            time.sleep(self.segment_s)
+            with self._lock:
+                self.segments[text] = self.segments.get(text, 0) + 1
+            yield np.full(SEGMENT_SAMPLES, 0.01, dtype=np.float32)
+
+
+class HeldWebSocket:
+    """Enough of starlette's WebSocket for BidiSession: input pushed by the test, sending held by a gate."""
+
+    def __init__(self) -> None:
+        self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.gate = asyncio.Event()  # closed: send_bytes blocks, like a full socket
+        self.audio_bytes = 0
+        self.controls: list[dict[str, Any]] = []
+        self.closed_with: int | None = None
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
+
+    def disconnect(self) -> None:
+        self.incoming.put_nowait({"type": "websocket.disconnect", "code": 1006})
+
+    async def receive(self) -> dict[str, Any]:
+        return await self.incoming.get()
+
+    async def send_text(self, data: str) -> None:
+        self.controls.append(json.loads(data))
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.gate.wait()
+        self.audio_bytes += len(data)
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        self.closed_with = code
+        self.disconnect()
+
+    def ended(self, request_id: str) -> dict[str, Any] | None:
+        ends = {"synthesis_complete", "synthesis_cancelled", "error"}
+        return next(
+            (c for c in self.controls if c.get("request_id") == request_id and c["type"] in ends), None
+        )
+
+
+async def _until(condition: Any, limit_s: float = 20.0) -> None:
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def _settled(read: Any, quiet_s: float = 0.3) -> int:
+    """Wait until ``read()`` stops changing for ``quiet_s``; return its value."""
+    value = read()
+    while True:
+        await asyncio.sleep(quiet_s)
+        if read() == value:
+            return int(value)
+        value = read()
+
+
+def test_endpoint_stalled_sender_bounds_synthesis_of_one_long_request_then_delivers_it_all() -> None:
+    engine = CountingEngine()
+    text = " ".join(["word"] * 60)
+
+    async def main() -> None:
+        scheduler = SynthesisScheduler(1)
+        ws = HeldWebSocket()
+        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        try:
+            ws.push({"text": text, "request_id": "long"})
+            made = await _settled(lambda: engine.made(text))
+            assert made <= MOST_AHEAD, made  # not 60: the synthesis waits for the client
+            ws.gate.set()  # the client reads again: everything arrives, in full
+            await _until(lambda: ws.ended("long") is not None)
+            assert ws.ended("long") == {
+                **ws.ended("long"),
+                "type": "synthesis_complete",
+                "audio_bytes": 60 * 48_000,
+            }
+            assert ws.audio_bytes == 60 * 48_000
+            ws.push({"type": "close"})
+            await asyncio.wait_for(running, 10)
+            assert ws.closed_with == 1000
+        finally:
+            running.cancel()
+            scheduler.shutdown()
+
+    asyncio.run(main())
+
+
+def test_endpoint_cancel_releases_a_synthesis_waiting_for_room() -> None:
+    engine = CountingEngine()
+    text = " ".join(["cancelled"] * 60)
+
+    async def main() -> None:
+        scheduler = SynthesisScheduler(1)
+        ws = HeldWebSocket()
+        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        try:
+            ws.push({"text": text, "request_id": "c"})
+            made = await _settled(lambda: engine.made(text))
+            assert made <= MOST_AHEAD
+            ws.push({"type": "cancel", "request_id": "c"})
+            await asyncio.sleep(0.2)
+            ws.gate.set()
+            await _until(lambda: ws.ended("c") is not None)
+            assert ws.ended("c") == {"type": "synthesis_cancelled", "request_id": "c"}
+            assert engine.made(text) <= made + 1  # the blocked put was released, not completed
+            # The session is not wedged: the next request is synthesized and sent in full.
+            ws.push({"text": "after the cancel", "request_id": "next"})
+            await _until(lambda: ws.ended("next") is not None)
+            assert ws.ended("next")["type"] == "synthesis_complete"  # type: ignore[index]
+            assert engine.made(text) == await _settled(lambda: engine.made(text))
+        finally:
+            running.cancel()
+            scheduler.shutdown()
+
+    asyncio.run(main())
+
+
+def test_endpoint_disconnect_ends_a_session_whose_synthesis_waits_for_room() -> None:
+    engine = CountingEngine()
+    text = " ".join(["gone"] * 60)
+
+    async def main() -> None:
+        scheduler = SynthesisScheduler(1)
+        ws = HeldWebSocket()
+        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        try:
+            ws.push({"text": text, "request_id": "g"})
+            made = await _settled(lambda: engine.made(text))
+            ws.disconnect()
+            # Every task stops well within close_timeout_s, though the sender is stuck in a send.
+            await asyncio.wait_for(running, SETTINGS.close_timeout_s)
+            await asyncio.sleep(0.3)
+            assert engine.made(text) <= made + 1
+        finally:
+            running.cancel()
+            scheduler.shutdown()
+
+    asyncio.run(main())
+
+
+def test_endpoint_stalled_session_does_not_hold_the_shared_scheduler() -> None:
+    # One synthesis worker, two sessions: one client stops reading mid-request; the other is served.
+    engine = CountingEngine(segment_s=0.01)
+    stalled_text = " ".join(["stalled"] * 200)
+    served_text = " ".join(["served"] * 20)
+
+    async def main() -> float:
+        scheduler = SynthesisScheduler(1)
+        stalled, served = HeldWebSocket(), HeldWebSocket()
+        served.gate.set()
+        sessions = [
+            asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+            for ws in (stalled, served)
+        ]
+        try:
+            stalled.push({"text": stalled_text, "request_id": "s"})
+            await _settled(lambda: engine.made(stalled_text))
+            started = time.monotonic()
+            served.push({"text": served_text, "request_id": "ok"})
+            await _until(lambda: served.ended("ok") is not None)
+            took = time.monotonic() - started
+            assert served.ended("ok")["type"] == "synthesis_complete"  # type: ignore[index]
+            assert engine.made(stalled_text) <= MOST_AHEAD
+            return took
+        finally:
+            for task in sessions:
+                task.cancel()
+            await asyncio.gather(*sessions, return_exceptions=True)
+            scheduler.shutdown()
+
+    took = asyncio.run(main())
+    assert took < 5.0, took  # 20 segments of 10 ms each, not queued behind the stalled session
