@@ -21,7 +21,17 @@ How it decides, in short:
 
 Every decision looks at a bounded stretch of text ahead; the chunker waits until that text has arrived
 (or :meth:`~IncrementalSentenceChunker.flush` says the stream ended). So the chunks never depend on how
-the text was fragmented, and each character is scanned a bounded number of times (O(n) amortized).
+the text was fragmented. The stretch is at most about ``max_chunk_chars``, however long a run of the same
+character grows (a model can emit thousands of dots or blanks):
+
+* A run of terminators (and closing marks) that reaches ``max_chunk_chars`` past the chunk start cannot
+  end that chunk, so the chunk is cut at its limit without waiting for the run to end.
+* A blank of more than ``max_chunk_chars`` characters after a sentence terminator ends the sentence, and
+  one after a newline ends the chunk (as a blank line does), whatever follows it.
+
+An undecided lookahead resumes where it stopped on the next feed, and blanks with nothing to speak before
+them are dropped as they pass, so each character is scanned a bounded number of times and the buffer
+stays short: time is O(n) however the text is fragmented.
 
 :func:`clean_for_speech` removes what should not be read aloud: heading ``#``, list bullets and numbers,
 block quote ``>``, code fences, emphasis ``*``/``_``/``~~``, backticks, link targets (``[text](url)`` →

@@ -151,29 +151,25 @@ async def _cancel_all(tasks: list[asyncio.Task[Any]]) -> None:
 
 
 class _EventQueue:
-    """The run's shared event queue, bounded for the producers that ask for room.
+    """The run's shared event queue, bounded for the producers that wait for room.
 
-    :meth:`put` waits while ``maxsize`` events are queued (backpressure); :meth:`put_nowait` never waits
-    nor fails, for the few events that must not be held back (errors raised outside the producers'
-    loops, the end marker) and for the audio task, which waits for room before each session event.
+    The text and audio tasks await :meth:`wait_for_room` before adding an event (backpressure: they
+    wait while ``maxsize`` events are queued). :meth:`put_nowait` itself never waits nor fails, so the
+    few events that must not be held back (an error raised outside the tasks' loops, the end marker)
+    always get through, and a consumer that closes the run never finds a producer stuck on a put.
     """
 
     def __init__(self, maxsize: int) -> None:
         if maxsize < 1:
             raise ValueError("max_queued_events must be at least 1")
         self.maxsize = maxsize
-        self.high_water = 0  # the most events queued at once (tests, diagnostics)
         self._items: deque[Event | None] = deque()
         self._readable = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
 
-    def qsize(self) -> int:
-        return len(self._items)
-
     def put_nowait(self, item: Event | None) -> None:
         self._items.append(item)
-        self.high_water = max(self.high_water, len(self._items))
         self._readable.set()
         if len(self._items) >= self.maxsize:
             self._room.clear()
@@ -182,10 +178,6 @@ class _EventQueue:
         while len(self._items) >= self.maxsize:
             self._room.clear()
             await self._room.wait()
-
-    async def put(self, item: Event | None) -> None:
-        await self.wait_for_room()
-        self.put_nowait(item)
 
     async def get(self) -> Event | None:
         while not self._items:

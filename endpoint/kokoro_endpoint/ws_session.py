@@ -60,7 +60,7 @@ _WAKE: Final = _Marker("wake")
 _FAILED: Final = _Marker("failed")
 
 #: Synthesized segments (each one engine step, sent as one or more frames) a request may hold while its
-#: audio waits to be sent. At least 2, so a cancel always finds room for its wake-up marker.
+#: audio waits to be sent: enough to keep the sender busy, few enough that a stalled client costs little.
 AUDIO_BUFFER_SEGMENTS: Final = 3
 
 

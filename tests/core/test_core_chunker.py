@@ -337,3 +337,129 @@ def test_core_chunker_words_preserved(case: tuple[str, list[str]], limits: tuple
     assume(all(len(word) < limit for word in text.split()))
     chunks = chunk_all(fragments, first_chunk_min_chars=first, max_chunk_chars=limit)
     assert " ".join(chunks).split() == clean_for_speech(text).split()
+
+
+# ---- long runs: linear time, max_chunk_chars kept while a run grows ----------------------------------
+
+RUN = 6_000
+PATHOLOGICAL_RUNS = {
+    "dots": "Hello" + "." * RUN,
+    "ellipses": "Hello" + "…" * RUN,
+    "bangs": "Hello" + "?!" * (RUN // 2),
+    "cjk_terminators": "你好" + "。" * RUN,
+    "stars_after_dot": "Hello." + "*" * RUN,
+    "parens_after_dot": "Hello." + ")" * RUN,
+    "spaces_after_sentence": "Hello there." + " " * RUN,
+    "newlines_after_sentence": "Hello there." + "\n" * RUN,
+    "spaces_after_newline": "Hello there\n" + " " * RUN,
+    "leading_spaces": " " * RUN + "Hello.",
+    "leading_newlines": "\n" * RUN + "Hello.",
+    "tabs_mid_line": "Hello" + "\t" * RUN + "there.",
+    "empty_bullets": "- \n" * (RUN // 3),
+    "dashes": "-" * RUN,
+    "hashes": "#" * RUN,
+    "backticks": "`" * RUN,
+    "digits": "1" * RUN,
+    "numbered_dots": "1." * (RUN // 2),
+    "url": "https://a.io/" + "b" * RUN,
+    "cjk": "中" * RUN,
+    "emoji": "😀" * RUN,
+}
+
+
+def _timed_chars(text: str) -> tuple[float, list[str]]:
+    started = time.perf_counter()
+    chunks = chunk_all(list(text))
+    return time.perf_counter() - started, chunks
+
+
+@pytest.mark.parametrize("name", list(PATHOLOGICAL_RUNS))
+def test_core_chunker_long_runs_linear_and_bounded(name: str) -> None:
+    # Fed one character at a time, a 6,000-character run of any shape costs about what plain words cost
+    # (a rescan of the undecided run on every feed is ~100x slower), every chunk keeps max_chunk_chars,
+    # and the chunks are the same as for the whole text at once.
+    text = PATHOLOGICAL_RUNS[name]
+    baseline, _ = _timed_chars("word " * (RUN // 5))
+    elapsed, chunks = _timed_chars(text)
+    assert elapsed < 0.3 + 10 * baseline, f"{name}: {elapsed:.2f} s vs {baseline:.2f} s for plain words"
+    assert chunks == chunk_all([text])
+    assert all(chunk and len(chunk) <= 350 for chunk in chunks)
+
+
+def test_core_chunker_max_chunk_chars_applies_while_a_run_grows() -> None:
+    # The limit cuts a growing run of terminators at once, not when the run ends.
+    chunker = IncrementalSentenceChunker()
+    chunks = chunker.feed("Hello")
+    for _ in range(1_000):
+        chunks += chunker.feed(".")
+    assert chunks == ["Hello" + "." * 345, "." * 350]
+    assert chunker.flush() == "." * 305
+    # A blank of more than max_chunk_chars after a sentence ends it whatever comes next (here a lowercase
+    # word, which after a short blank continues the sentence).
+    chunker = IncrementalSentenceChunker()
+    assert chunker.feed("Hello there.") == []
+    assert [c for _ in range(350) for c in chunker.feed(" ")] == []
+    assert chunker.feed(" ") == ["Hello there."]
+    assert chunker.feed("and more") == []
+    assert chunker.flush() == "and more"
+    assert chunk_all(["Hello there." + " " * 300 + "and more"]) == ["Hello there. and more"]
+    # Same for a blank of more than max_chunk_chars after a newline: the next line starts a new chunk even
+    # when a short blank would have joined them.
+    assert chunk_all(["first line\n" + " " * 400 + "second line"]) == ["first line", "second line"]
+    assert chunk_all(["first line\n   second line"]) == ["first line second line"]
+    assert chunk_all(list("first line\n" + " " * 400 + "- item")) == ["first line", "item"]
+
+
+def test_core_chunker_big_fragment_linear() -> None:
+    # A whole document in one feed costs what it costs in small pieces (cutting chunk after chunk off the
+    # front of one huge buffer would be quadratic), with the same chunks.
+    text = (LLM_ANSWER + "\n\n") * 1_000
+    pieces = [text[i : i + 1_000] for i in range(0, len(text), 1_000)]
+    started = time.perf_counter()
+    in_pieces = chunk_all(pieces)
+    baseline = time.perf_counter() - started
+    started = time.perf_counter()
+    whole = chunk_all([text])
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5 + 2 * baseline, f"{elapsed:.2f} s vs {baseline:.2f} s in pieces"
+    assert whole == in_pieces == LLM_CHUNKS * 1_000
+
+
+def test_core_clean_for_speech_linear_on_long_blanks() -> None:
+    baseline_started = time.perf_counter()
+    clean_for_speech("word " * 10_000)
+    baseline = time.perf_counter() - baseline_started
+    started = time.perf_counter()
+    assert clean_for_speech(" " * 50_000 + "x" + " " * 50_000 + ".") == "x."
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.3 + 10 * baseline, f"{elapsed:.2f} s vs {baseline:.2f} s"
+
+
+RUN_PIECES = [
+    " ", "\n", "\t", ".", "…", "?", "。", "*", ")", "`", "-", "#", "_", '"', ". ", "\n ", "\n\n", "- \n",
+]  # fmt: skip
+
+run_texts = st.lists(
+    st.one_of(
+        st.tuples(st.sampled_from(TOKENS), st.sampled_from(SEPARATORS)).map("".join),
+        st.tuples(st.sampled_from(RUN_PIECES), st.integers(10, 120)).map(lambda pair: pair[0] * pair[1]),
+    ),
+    max_size=25,
+).map("".join)
+
+
+@PROPERTY_SETTINGS
+@given(fragmented(run_texts), st.sampled_from([(None, 30), (10, 20), (25, 60), (40, 100)]))
+def test_core_chunker_long_runs_fragmentation_independent_and_lossless(
+    case: tuple[str, list[str]], limits: tuple[int | None, int]
+) -> None:
+    # Runs longer than max_chunk_chars (where the chunker decides without waiting for the run to end).
+    text, fragments = case
+    first, limit = limits
+    whole = chunk_all([text], first_chunk_min_chars=first, max_chunk_chars=limit)
+    assert chunk_all(fragments, first_chunk_min_chars=first, max_chunk_chars=limit) == whole
+    assert chunk_all(list(text), first_chunk_min_chars=first, max_chunk_chars=limit) == whole
+    for chunk in whole:
+        assert chunk and chunk == " ".join(chunk.split()) and len(chunk) <= limit
+    if all(len(run) <= limit for run in text.split()):
+        assert nonspace("".join(whole)) == nonspace(clean_for_speech(text))
