@@ -338,6 +338,9 @@ class TTSSession:
         ``receive`` is not cancellation-safe loses nothing; :meth:`close` cancels it.
         """
         loop = asyncio.get_running_loop()
+        # The silence clock runs only while someone listens: a reader that was away (a slow consumer,
+        # whose backpressure also pauses the endpoint) must not find the endpoint "silent" on return.
+        self._silence_from = max(self._silence_from, loop.time())
         while True:
             if self._closed:
                 raise TTSConnectionError("not_connected", "the TTS session is closed")

@@ -250,6 +250,35 @@ def test_silence_timeout_applies_to_a_request_sent_while_waiting() -> None:
     run(main())
 
 
+def test_a_slow_reader_is_not_mistaken_for_a_silent_endpoint() -> None:
+    """The silence clock restarts when the reader comes back, not from the last frame it was given."""
+
+    async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        message = await recv_json(ws, received)
+        rid = message["request_id"]
+        await ws.send(start(rid))
+        await asyncio.sleep(1.3)  # e.g. paused by the reader's own backpressure
+        await ws.send(b"\x01\x02" * 10)
+        await ws.send(complete(rid, 20))
+        await ws.wait_closed()
+
+    async def main() -> None:
+        async with fake_server(handler) as (url, _received):
+            session = TTSSession(WebSocketTransport(url), silence_timeout=0.6)
+            await session.open()
+            await session.synthesize("Hello.", request_id="r1")
+            await session.finish()
+            events = session.events()
+            first = await anext(events)
+            await asyncio.sleep(1.0)  # the reader is away longer than the silence timeout
+            rest = [event async for event in events]
+            await session.close()
+        assert isinstance(first, RequestStarted)
+        assert [type(event) for event in rest] == [AudioChunk, RequestCompleted]
+
+    run(main())
+
+
 @pytest.mark.parametrize("how", ["abort", "close_1011", "close_1000"])
 def test_dropped_connection_is_typed(how: str) -> None:
     async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
