@@ -13,7 +13,6 @@ import importlib.resources
 import json
 import logging
 import os
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -21,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.g2p import EnglishG2P
 from kokoro_endpoint.text import MAX_PHONEMES, split_phonemes, split_sentences
 from strands_voice.errors import MissingDependencyError
@@ -61,8 +61,7 @@ class OnnxEngine:
         self.voices = frozenset(voice_packs)
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
-        self._warm = False
-        self._warm_lock = threading.Lock()
+        self._warm_up = WarmUpOnce()
 
     @classmethod
     def load(cls, threads: int | None = None) -> OnnxEngine:
@@ -101,12 +100,7 @@ class OnnxEngine:
 
     def warm_up(self) -> None:
         """Synthesize one short sentence once (onnxruntime's first run allocates)."""
-        with self._warm_lock:
-            if self._warm:
-                return
-            for _ in self.synthesize("Hello.", self.default_voice, 1.0):
-                pass
-            self._warm = True
+        self._warm_up.run(lambda text: self.synthesize(text, self.default_voice, 1.0))
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (a sentence, or part of a long one); see ``Engine``."""

@@ -19,6 +19,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.weights import (
     CHECKPOINT_NAME,
     HUB_REPO_ID,
@@ -161,8 +162,7 @@ class TorchEngine:
         self.device = device
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
-        self._warm = False
-        self._warm_lock = threading.Lock()
+        self._warm_up = WarmUpOnce()
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str | None = None) -> TorchEngine:
@@ -205,12 +205,7 @@ class TorchEngine:
 
     def warm_up(self) -> None:
         """Synthesize one short sentence once (CUDA kernels, allocator)."""
-        with self._warm_lock:
-            if self._warm:
-                return
-            for _ in self.synthesize("Hello.", self.default_voice, 1.0):
-                pass
-            self._warm = True
+        self._warm_up.run(lambda text: self.synthesize(text, self.default_voice, 1.0))
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (KPipeline's ≤510-phoneme chunks of each sentence)."""
