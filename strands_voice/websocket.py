@@ -40,6 +40,9 @@ class WebSocketTransport:
         self.close_timeout = close_timeout
         self._options = connect_options
         self._connection: ClientConnection | None = None
+        # websockets cancels its keepalive task when the connection is lost but never awaits it; we do,
+        # so that close() leaves no task of ours behind on the caller's loop.
+        self._keepalive: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         """Open the WebSocket.
@@ -58,6 +61,7 @@ class WebSocketTransport:
         try:
             async with asyncio.timeout(self.connect_timeout):
                 self._connection = await connect(self.url, **options)
+            self._keepalive = self._connection.keepalive_task
         except TimeoutError:
             raise TTSTimeoutError(
                 "connect_timeout",
@@ -108,5 +112,9 @@ class WebSocketTransport:
     async def close(self) -> None:
         """Close the WebSocket (bounded by ``close_timeout``); safe to call more than once."""
         connection, self._connection = self._connection, None
+        keepalive, self._keepalive = self._keepalive, None
         if connection is not None:
             await connection.close()
+        if keepalive is not None and not keepalive.done():
+            keepalive.cancel()
+            await asyncio.wait({keepalive}, timeout=self.close_timeout)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
+from websockets.sync.server import ServerConnection as SyncServerConnection
+from websockets.sync.server import serve as sync_serve
 
 from strands_voice.connect import transport_from_url
 from strands_voice.errors import TTSConnectionError, TTSTimeoutError
@@ -403,3 +406,42 @@ def test_transport_from_url_schemes() -> None:
     assert explicit.url == "wss://h/x"
     with pytest.raises(ValueError):
         transport_from_url("ftp://h/x")
+
+
+@pytest.mark.parametrize("who_closes", ["client", "endpoint"])
+def test_close_leaves_no_websocket_task_behind(who_closes: str) -> None:
+    """websockets cancels its keepalive task on connection loss without awaiting it; close() must.
+
+    Found by CI: a check that no task outlived a run saw ``Connection.keepalive()`` still cancelling.
+    The server runs on its own thread so that every task left on this loop is the client's.
+    """
+
+    def handler(ws: SyncServerConnection) -> None:
+        with contextlib.suppress(Exception):
+            for message in ws:
+                if message == "bye":
+                    ws.close()
+
+    with sync_serve(handler, "127.0.0.1", 0) as server:
+        thread = threading.Thread(target=server.serve_forever, name="fake-endpoint")
+        thread.start()
+        url = f"ws://127.0.0.1:{server.socket.getsockname()[1]}/invocations-bidirectional-stream"
+
+        async def main() -> None:
+            for _ in range(20):
+                # A keepalive ping in flight most of the time: the state in which the race shows.
+                transport = WebSocketTransport(url, ping_interval=0.001, ping_timeout=5)
+                await transport.connect()
+                await asyncio.sleep(0.005)
+                if who_closes == "endpoint":
+                    await transport.send("bye")
+                    with pytest.raises(EOFError):
+                        await transport.receive()
+                await transport.close()
+                assert asyncio.all_tasks() == {asyncio.current_task()}
+
+        try:
+            run(main())
+        finally:
+            server.shutdown()
+            thread.join(timeout=5)
