@@ -2,8 +2,9 @@
 
 Three tracked tasks per session (plus an idle watchdog):
 
-- receive: decodes each frame (text or binary), answers bad input with an ``error`` frame in order,
-  queues valid requests, and handles ``cancel`` / ``close`` at once;
+- receive: decodes each frame (text or binary), answers bad input with an ``error`` frame in order
+  (and stops reading while ``MAX_QUEUED_ERRORS`` of them are unsent), queues valid requests, and handles
+  ``cancel`` / ``close`` at once;
 - produce: synthesizes the queued requests in order, segment by segment through the shared
   :class:`~kokoro_endpoint.scheduler.SynthesisScheduler`, up to ``pipeline_depth`` requests ahead of the
   sender (so request N+1 is synthesized while N's audio is being sent) and at most
@@ -42,7 +43,7 @@ from strands_voice.frames import (
     encode_server_message,
 )
 
-__all__ = ["AUDIO_BUFFER_SEGMENTS", "BidiSession"]
+__all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +63,10 @@ _FAILED: Final = _Marker("failed")
 #: Synthesized segments (each one engine step, sent as one or more frames) a request may hold while its
 #: audio waits to be sent: enough to keep the sender busy, few enough that a stalled client costs little.
 AUDIO_BUFFER_SEGMENTS: Final = 3
+
+#: Error frames a session may hold unsent. A client that keeps sending bad frames without reading the
+#: answers is not read any further until they drain, so its flood costs the endpoint bounded memory.
+MAX_QUEUED_ERRORS: Final = 32
 
 
 class _Request:
@@ -105,6 +110,7 @@ class BidiSession:
         self._scheduler = scheduler
         self._settings = settings
         self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
+        self._error_slots = asyncio.Semaphore(MAX_QUEUED_ERRORS)
         self._to_synthesize: asyncio.Queue[_Request | None] = asyncio.Queue()
         self._live: dict[str, list[_Request]] = defaultdict(list)
         self._unfinished = 0
@@ -146,7 +152,7 @@ class BidiSession:
                 continue
             size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
             if size > self._settings.max_frame_bytes:
-                self._outbox.put_nowait(
+                await self._queue_error(
                     ErrorFrame(
                         "invalid_request",
                         f"The message is larger than {self._settings.max_frame_bytes} bytes.",
@@ -156,10 +162,12 @@ class BidiSession:
             try:
                 decoded = decode_client_message(data)
             except FrameDecodeError as error:
-                self._outbox.put_nowait(error_from_decode(error))
+                await self._queue_error(error_from_decode(error))
                 continue
             if isinstance(decoded, Synthesize):
-                self._accept(decoded)
+                refused = self._accept(decoded)
+                if refused is not None:
+                    await self._queue_error(refused)
             elif isinstance(decoded, Cancel):
                 self._cancel(decoded.request_id)
             elif isinstance(decoded, Close):
@@ -167,22 +175,25 @@ class BidiSession:
                 self._outbox.put_nowait(None)
                 self._to_synthesize.put_nowait(None)
 
-    def _accept(self, message: Synthesize) -> None:
+    async def _queue_error(self, error: ErrorFrame) -> None:
+        # Waits (and so stops reading the socket) while MAX_QUEUED_ERRORS answers are still unsent.
+        await self._error_slots.acquire()
+        self._outbox.put_nowait(error)
+
+    def _accept(self, message: Synthesize) -> ErrorFrame | None:
+        """Queue a valid request; return the error frame that answers an invalid or unwelcome one."""
         result = validate_synthesize(message, self._engine, self._settings)
         if isinstance(result, ErrorFrame):
-            self._outbox.put_nowait(result)
-            return
+            return result
         if self._unfinished >= self._settings.max_pending_requests:
-            self._outbox.put_nowait(
-                ErrorFrame("busy", "Too many requests are waiting in this session.", result.request_id)
-            )
-            return
+            return ErrorFrame("busy", "Too many requests are waiting in this session.", result.request_id)
         request = _Request(result)
         self._unfinished += 1
         self._live[result.request_id].append(request)
         self._outbox.put_nowait(request)
         self._to_synthesize.put_nowait(request)
         logger.debug("request_id=<%s>, chars=<%d> | request queued", result.request_id, len(result.text))
+        return None
 
     def _cancel(self, request_id: str | None) -> None:
         if request_id is None:
@@ -257,6 +268,7 @@ class BidiSession:
                 return
             if isinstance(item, ErrorFrame):
                 await self._ws.send_text(encode_server_message(item))
+                self._error_slots.release()
                 continue
             try:
                 await self._send_request(item)

@@ -8,6 +8,7 @@ The real server with a stalled socket is covered by tests/reliability (stalled c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -19,7 +20,7 @@ import numpy.typing as npt
 import pytest
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
-from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, BidiSession
+from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, BidiSession
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -226,3 +227,50 @@ def test_endpoint_stalled_session_does_not_hold_the_shared_scheduler() -> None:
 
     took = asyncio.run(main())
     assert took < 5.0, took  # 20 segments of 10 ms each, not queued behind the stalled session
+
+
+class FloodingWebSocket:
+    """A client that sends invalid frames without end and reads nothing: every send_text blocks."""
+
+    def __init__(self) -> None:
+        self.frames_read = 0
+        self.gate = asyncio.Event()  # closed: the client reads nothing
+        self.errors: list[dict[str, Any]] = []
+
+    async def receive(self) -> dict[str, Any]:
+        self.frames_read += 1
+        await asyncio.sleep(0)  # a real socket yields too
+        return {"type": "websocket.receive", "text": "{not json"}
+
+    async def send_text(self, data: str) -> None:
+        await self.gate.wait()
+        self.errors.append(json.loads(data))
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.gate.wait()
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        pass
+
+
+def test_endpoint_stops_reading_a_client_that_floods_bad_frames_without_reading_the_answers() -> None:
+    async def main() -> None:
+        scheduler = SynthesisScheduler(1)
+        ws = FloodingWebSocket()
+        running = asyncio.create_task(BidiSession(ws, CountingEngine(), scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        try:
+            await asyncio.sleep(0.5)  # unbounded, the flood would be read thousands of times by now
+            read = ws.frames_read
+            # The error being sent, the queued ones, and the frame waiting for a slot: not thousands.
+            assert read <= MAX_QUEUED_ERRORS + 2, read
+            ws.gate.set()  # the client reads again: the answers flow, in order, and reading resumes
+            await _until(lambda: len(ws.errors) > 10 * MAX_QUEUED_ERRORS)
+            assert {error["type"] for error in ws.errors} == {"error"}
+            assert {error["code"] for error in ws.errors} == {"invalid_json"}
+        finally:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+            scheduler.shutdown()
+
+    asyncio.run(main())
