@@ -67,6 +67,7 @@ class VoiceRun:
         response_bytes: Every byte of the SSE response body.
         errors: ``error`` events.
         total_s: Client seconds from the request to the end of the response.
+        started_at: ``time.perf_counter()`` when the request was sent (the origin of every ``arrival_s``).
     """
 
     mode: str
@@ -79,6 +80,7 @@ class VoiceRun:
     response_bytes: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
     total_s: float = 0.0
+    started_at: float = 0.0
 
     @property
     def ttfa_s(self) -> float | None:
@@ -152,7 +154,7 @@ async def run_voice_request(
     run = VoiceRun(mode=mode, format=audio_format)
     decoder = SSEDecoder()
     body = {"prompt": prompt, "mode": mode, "format": audio_format}
-    started = time.perf_counter()
+    started = run.started_at = time.perf_counter()
     try:
         async with asyncio.timeout(timeout_s):
             async with client.stream(

@@ -1,11 +1,19 @@
-"""Time the TTS engine in process: the floor that no transport can beat."""
+"""Time the TTS engine in process: the floor that no transport can beat.
+
+Two views of the same floor: :func:`engine_first_segment_ms` times the engine alone on an otherwise idle
+process; :class:`TimedEngine` wraps the engine the endpoint serves from and records, for every request it
+synthesizes during a trial, how long the engine itself took to its first segment under that trial's load.
+"""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["engine_first_segment_ms"]
+__all__ = ["EngineCall", "TimedEngine", "engine_first_segment_ms"]
 
 
 def engine_first_segment_ms(
@@ -40,3 +48,68 @@ def engine_first_segment_ms(
         if index >= warmups:
             timings.append(elapsed * 1e3)
     return timings
+
+
+@dataclass(frozen=True, slots=True)
+class EngineCall:
+    """One request's first segment as the engine computed it.
+
+    Attributes:
+        text: The text the endpoint asked the engine to speak.
+        started: ``time.perf_counter()`` when the engine began the first segment.
+        first_segment_s: Seconds the engine spent on it (its own work, under whatever load there was).
+    """
+
+    text: str
+    started: float
+    first_segment_s: float
+
+    @property
+    def finished(self) -> float:
+        """``time.perf_counter()`` when the first segment was ready."""
+        return self.started + self.first_segment_s
+
+
+class TimedEngine:
+    """An engine that records the time to each request's first segment; everything else is delegated.
+
+    Args:
+        engine: The engine to wrap (``kokoro_endpoint.engines.Engine``).
+    """
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.name: str = engine.name
+        self.sample_rate: int = engine.sample_rate
+        self.default_voice: str = engine.default_voice
+        self.voices: frozenset[str] = engine.voices
+        self._calls: list[EngineCall] = []
+        self._lock = threading.Lock()  # the endpoint's synthesis workers record from their threads
+
+    def warm_up(self) -> None:
+        """Warm the wrapped engine."""
+        self.engine.warm_up()
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[Any]:
+        """The wrapped engine's segments; the first one is timed where it is computed."""
+        segments = iter(self.engine.synthesize(text, voice, speed))
+        try:
+            started = time.perf_counter()
+            try:
+                first = next(segments)
+            except StopIteration:
+                return
+            with self._lock:
+                self._calls.append(EngineCall(text, started, time.perf_counter() - started))
+            yield first
+            yield from segments
+        finally:
+            close = getattr(segments, "close", None)
+            if close is not None:
+                close()
+
+    @property
+    def calls(self) -> list[EngineCall]:
+        """Every recorded call so far, in the order their first segments were ready."""
+        with self._lock:
+            return list(self._calls)

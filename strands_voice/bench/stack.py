@@ -2,7 +2,8 @@
 
 Both run in this process on loopback (``strands_voice.demo.start_demo_stack``), each under uvicorn on its
 own thread, sharing ONE engine instance that the benchmark loads itself, so the engine's in-process time
-can be measured on exactly what the endpoint serves from.
+can be measured on exactly what the endpoint serves from: alone (idle) and, through a
+:class:`~strands_voice.bench.engine_probe.TimedEngine` wrapper, as it ran during each trial.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from strands_voice.bench.engine_probe import TimedEngine
 
 if TYPE_CHECKING:
     from strands_voice.demo import DemoStack
@@ -26,10 +29,12 @@ class BenchStack:
     Attributes:
         engine: The warmed-up TTS engine the endpoint serves from.
         demo: The endpoint (Leg 1) and the AgentCore example app (Leg 3) that talks to it (Leg 2).
+        timed: The same engine as the endpoint sees it: records each request's first segment.
     """
 
     engine: Any
     demo: DemoStack
+    timed: TimedEngine
 
     @property
     def ws_url(self) -> str:
@@ -63,8 +68,9 @@ def start_bench_stack(*, answer_text: str | None = None, host: str = "127.0.0.1"
     from strands_voice.scripted import ScriptedModel
 
     engine = load_tts_engine()
+    timed = TimedEngine(engine)
     # The workload of the issue: first sentence complete at 0.6 s, whole answer at 5.0 s.
     model = ScriptedModel(text=answer_text, first_sentence_s=0.6, total_s=5.0)
-    demo = start_demo_stack("scripted", host, engine=engine, model=model)
+    demo = start_demo_stack("scripted", host, engine=timed, model=model)
     logger.debug("endpoint=<%s>, app=<%s> | bench stack started", demo.endpoint_url, demo.app_url)
-    return BenchStack(engine=engine, demo=demo)
+    return BenchStack(engine=engine, demo=demo, timed=timed)
