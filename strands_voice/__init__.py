@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         ABBREVIATIONS,
         IncrementalSentenceChunker,
         clean_for_speech,
+        ends_with_abbreviation,
     )
     from strands_voice.connect import (
         BIDI_PATH,
@@ -202,6 +203,7 @@ _EXPORTS: dict[str, str] = {
     "WavEncoder": "audio",
     "WebSocketTransport": "websocket",
     "clean_for_speech": "chunker",
+    "ends_with_abbreviation": "chunker",
     "create_encoder": "audio",
     "decode_audio": "audio",
     "decode_client_message": "frames",
@@ -303,6 +305,7 @@ __all__ = [
     "encode_server_message",
     "encode_sse",
     "encode_sse_event",
+    "ends_with_abbreviation",
     "float32_to_pcm16",
     "is_control_frame",
     "mp3_frame_size",

@@ -49,6 +49,7 @@ __all__ = [
     "ABBREVIATIONS",
     "IncrementalSentenceChunker",
     "clean_for_speech",
+    "ends_with_abbreviation",
 ]
 
 #: Lowercase words that a following ``.`` does not end a sentence after (the dot itself excluded).
@@ -212,6 +213,25 @@ def _is_abbreviation(s: str, dot: int, next_char: str) -> bool:
     if low in ABBREVIATIONS or _DOTTED_ACRONYM.fullmatch(low):
         return True
     return len(token) == 1 and token.isalpha() and token.isupper() and token != "I"
+
+
+def ends_with_abbreviation(text: str, next_char: str = "") -> bool:
+    """Whether ``text`` ends with a ``.`` that closes an abbreviation or an initial, not a sentence.
+
+    The same rule the chunker applies (``Dr.``, ``e.g.``, ``approx.``, ``J.``, ``U.S.``; ``No.`` only
+    before a digit), for code that splits whole texts into sentences, such as the TTS endpoint.
+
+    Args:
+        text: Text up to and including the dot (trailing whitespace is ignored).
+        next_char: The first character after the whitespace that follows the dot, when known.
+
+    Returns:
+        True when the text does not end a sentence at its final dot.
+    """
+    stripped = text.rstrip()
+    if not stripped.endswith("."):
+        return False
+    return _is_abbreviation(stripped, len(stripped) - 1, next_char)
 
 
 def _clean_chunk(text: str, starts_line: bool) -> str:

@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
     parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s, help="seconds")
     parser.add_argument(
+        "--clause-chars",
+        type=int,
+        default=defaults.clause_chars,
+        help="synthesize sentences longer than this phrase by phrase (default %(default)s; 0: whole)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     return parser
@@ -38,6 +44,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_sessions=args.max_sessions,
         max_text_chars=args.max_text_chars,
         idle_timeout_s=args.idle_timeout,
+        clause_chars=args.clause_chars or None,
     )
 
 

@@ -14,7 +14,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.requests import SynthesisJob, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
@@ -116,7 +116,9 @@ async def _pcm_segments(
     job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
 ) -> AsyncIterator[bytes]:
     """The request's PCM, in frames of at most ``audio_frame_bytes``, as each segment is ready."""
-    stream = scheduler.stream(engine.synthesize(job.text, job.voice, job.speed))
+    stream = scheduler.stream(
+        synthesize_segments(engine, job.text, job.voice, job.speed, settings.clause_chars)
+    )
     try:
         while (segment := await stream.next()) is not None:
             for frame in pcm16_frames(to_pcm16(segment), settings.audio_frame_bytes):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
+
 __all__ = ["Settings"]
 
 
@@ -27,6 +29,9 @@ class Settings:
         audio_frame_bytes: Largest audio frame sent (an even number: whole 16-bit samples).
         synthesis_workers: Model calls run at once (threads); 1 suits one CPU socket or one GPU.
         close_timeout_s: How long session tasks get to finish when a session ends.
+        clause_chars: Sentences longer than this are synthesized phrase by phrase, split at their clause
+            punctuation, so their first audio comes sooner (seconds sooner on a CPU); None keeps every
+            sentence whole.
     """
 
     engine: str = "auto"
@@ -42,6 +47,7 @@ class Settings:
     audio_frame_bytes: int = 24_000
     synthesis_workers: int = 1
     close_timeout_s: float = 5.0
+    clause_chars: int | None = DEFAULT_CLAUSE_CHARS
 
     def __post_init__(self) -> None:
         positive = {
@@ -58,6 +64,8 @@ class Settings:
         for name, value in positive.items():
             if value <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.clause_chars is not None and self.clause_chars <= 0:
+            raise ValueError("clause_chars must be positive or None")
         if self.audio_frame_bytes % 2:
             raise ValueError("audio_frame_bytes must be even (whole 16-bit samples)")
         if not 0 < self.min_speed <= self.max_speed:

@@ -1,9 +1,12 @@
 """Text and phoneme segmentation (pure functions): what one model call synthesizes.
 
-Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first, so
-the first sentence's audio can be sent while the rest is still being synthesized, and then splits any
-sentence whose phonemes exceed the limit at the best boundary it can find (the way ``KPipeline`` does):
-sentence punctuation, then clause punctuation, then a space, then a hard cut.
+Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first
+(not after ``Dr.``, ``e.g.`` or an initial: the library chunker's rule), so the first sentence's audio can
+be sent while the rest is still being synthesized. A long sentence is then split at its clause
+punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about ``clause_chars`` characters,
+so its first audio does not wait for the whole sentence (on a CPU a long sentence takes seconds); and a
+phrase whose phonemes still exceed the model's limit is cut at the best boundary found (the way
+``KPipeline`` does): sentence punctuation, then clause punctuation, then a space, then a hard cut.
 """
 
 from __future__ import annotations
@@ -11,7 +14,23 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["MAX_PHONEMES", "split_phonemes", "split_sentences"]
+from strands_voice.chunker import ends_with_abbreviation
+
+__all__ = [
+    "DEFAULT_CLAUSE_CHARS",
+    "MAX_PHONEMES",
+    "MIN_CLAUSE_CHARS",
+    "split_clauses",
+    "split_phonemes",
+    "split_segments",
+    "split_sentences",
+]
+
+#: Sentences longer than this are split into phrases at their clause punctuation (``Settings`` default).
+DEFAULT_CLAUSE_CHARS: Final = 60
+
+#: No phrase split off a sentence is shorter than this: "So," or "Well," alone would sound clipped.
+MIN_CLAUSE_CHARS: Final = 16
 
 #: Kokoro's context is 512 tokens including the two padding tokens.
 MAX_PHONEMES: Final = 510
@@ -20,10 +39,14 @@ MAX_PHONEMES: Final = 510
 # or at a line break.
 _SENTENCE_END = re.compile(r"(?:(?<=[.!?…;:])|(?<=[.!?…;:][\"'”’)\]]))\s+|\n+")
 _BOUNDARIES: Final = (".!?…", ";:", ",—", " ")
+# A clause ends at a comma, semicolon, colon or dash followed by whitespace ("1,000" is not a boundary).
+_CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)")
 
 
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (whitespace-trimmed, empty ones dropped).
+
+    A dot after an abbreviation or an initial (``Dr. Lee``, ``e.g. this``, ``J. Smith``) ends no sentence.
 
     Args:
         text: Any text.
@@ -31,7 +54,73 @@ def split_sentences(text: str) -> list[str]:
     Returns:
         The sentences in order; ``[]`` when the text is blank.
     """
-    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+    sentences: list[str] = []
+    pending = ""
+    for part in _SENTENCE_END.split(text):
+        part = part.strip() if part else ""
+        if not part:
+            continue
+        if pending:
+            if ends_with_abbreviation(pending, part[0]):
+                pending = f"{pending} {part}"
+                continue
+            sentences.append(pending)
+        pending = part
+    if pending:
+        sentences.append(pending)
+    return sentences
+
+
+def split_clauses(sentence: str, max_chars: int, min_chars: int = MIN_CLAUSE_CHARS) -> list[str]:
+    """Split a long sentence into phrases at its clause punctuation.
+
+    Each cut is the last clause boundary that keeps the phrase within ``max_chars`` (or, when there is
+    none, the first one past it), and leaves at least ``min_chars`` on both sides. A sentence without
+    such a boundary stays whole: phrases are never cut between words.
+
+    Args:
+        sentence: One sentence.
+        max_chars: Sentences (and remainders) longer than this are split.
+        min_chars: The shortest phrase to split off.
+
+    Returns:
+        The phrases in order (the sentence alone when it is short or has no usable boundary).
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be positive")
+    phrases: list[str] = []
+    rest = sentence.strip()
+    while len(rest) > max_chars:
+        ends = [
+            match.end()
+            for match in _CLAUSE_END.finditer(rest)
+            if match.end() >= min_chars and len(rest) - match.end() >= min_chars
+        ]
+        if not ends:
+            break
+        within = [end for end in ends if end <= max_chars]
+        cut = within[-1] if within else ends[0]
+        phrases.append(rest[:cut].strip())
+        rest = rest[cut:].strip()
+    if rest:
+        phrases.append(rest)
+    return phrases
+
+
+def split_segments(text: str, clause_chars: int | None = DEFAULT_CLAUSE_CHARS) -> list[str]:
+    """What the endpoint asks the engine for, in order: sentences, long ones split into phrases.
+
+    Args:
+        text: A request's text.
+        clause_chars: Split sentences longer than this at clause punctuation; None keeps them whole.
+
+    Returns:
+        The pieces in order; ``[]`` when the text is blank.
+    """
+    sentences = split_sentences(text)
+    if clause_chars is None:
+        return sentences
+    return [phrase for sentence in sentences for phrase in split_clauses(sentence, clause_chars)]
 
 
 def _cut_point(phonemes: str, limit: int) -> int:

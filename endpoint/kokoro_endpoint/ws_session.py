@@ -25,7 +25,7 @@ from typing import Final
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
@@ -224,7 +224,9 @@ class BidiSession:
         job = request.job
         stream = None
         try:
-            stream = self._scheduler.stream(self._engine.synthesize(job.text, job.voice, job.speed))
+            stream = self._scheduler.stream(
+                synthesize_segments(self._engine, job.text, job.voice, job.speed, self._settings.clause_chars)
+            )
             while not request.cancelled:
                 segment = await stream.next()
                 if request.cancelled:

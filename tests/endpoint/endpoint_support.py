@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from kokoro_endpoint.text import split_segments
 from websockets.asyncio.client import ClientConnection
 
 TERMINAL = {"synthesis_complete", "synthesis_cancelled", "error"}
@@ -120,17 +121,26 @@ class RecordingEngine:
         with self._lock:
             self.events.append((time.monotonic(), text, what))
 
-    def segments_of(self, text: str) -> list[float]:
+    def mark(self) -> int:
+        """A point in the record: queries given ``since=mark`` ignore what came before (earlier tests)."""
         with self._lock:
-            return [at for at, t, what in self.events if t == text and what == "segment"]
+            return len(self.events)
 
-    def closed(self, text: str) -> bool:
+    def _of(self, text: str, what: str, since: int) -> list[tuple[float, str]]:
+        # The endpoint asks the engine for a request's sentences (and phrases) one call at a time.
+        pieces = set(split_segments(text))
         with self._lock:
-            return any(t == text and what == "closed" for _, t, what in self.events)
+            return [(at, t) for at, t, kind in self.events[since:] if t in pieces and kind == what]
 
-    def started(self, text: str) -> float | None:
-        with self._lock:
-            return next((at for at, t, what in self.events if t == text and what == "start"), None)
+    def segments_of(self, text: str, since: int = 0) -> list[float]:
+        """When each segment of the request ``text`` was produced."""
+        return [at for at, _ in self._of(text, "segment", since)]
+
+    def closed(self, text: str, since: int = 0) -> bool:
+        """Whether the request ``text`` started and every engine call it made has ended."""
+        started = [t for _, t in self._of(text, "start", since)]
+        closed = [t for _, t in self._of(text, "closed", since)]
+        return bool(started) and len(closed) == len(started)
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         inner = self._engine.synthesize(text, voice, speed)

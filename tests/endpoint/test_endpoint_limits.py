@@ -121,6 +121,7 @@ def test_disconnect_mid_synthesis_stops_within_one_segment(
 ) -> None:
     state = _state(limited_server)
     text = "Disconnect test. " + FOUR_SENTENCES
+    since = recorder.mark()
 
     async def run() -> float:
         ws = await connect(limited_server.ws_url)
@@ -130,27 +131,30 @@ def test_disconnect_mid_synthesis_stops_within_one_segment(
         dropped_at = time.monotonic()
         ws.transport.abort()  # no close handshake: the client just vanishes
         assert await _wait_until(lambda: state.capacity.in_use == 0, 30), "the slot was not freed"
-        closed = await _wait_until(lambda: recorder.closed(text), 120)
+        closed = await _wait_until(lambda: recorder.closed(text, since), 120)
         assert closed, "synthesis never stopped"
+        await asyncio.sleep(1.0)  # nothing more starts: the request is over, not between two sentences
         return dropped_at
 
     dropped_at = asyncio.run(run())
-    produced_after = [at for at in recorder.segments_of(text) if at > dropped_at]
+    assert recorder.closed(text, since)
+    produced_after = [at for at in recorder.segments_of(text, since) if at > dropped_at]
     assert len(produced_after) <= 1, f"{len(produced_after)} segments synthesized after the disconnect"
-    assert len(recorder.segments_of(text)) < 5
+    assert len(recorder.segments_of(text, since)) < 5
 
 
 def test_first_audio_does_not_wait_for_the_whole_text(
     limited_server: RunningServer, recorder: RecordingEngine
 ) -> None:
     text = "Streaming test. " + FOUR_SENTENCES
+    since = recorder.mark()
 
     async def run() -> int:
         async with connect(limited_server.ws_url) as ws:
             await ws.send(json.dumps({"text": text, "request_id": "s"}))
             while not isinstance(await asyncio.wait_for(ws.recv(), 240), bytes):
                 pass
-            segments_when_audio_arrived = len(recorder.segments_of(text))
+            segments_when_audio_arrived = len(recorder.segments_of(text, since))
             await ws.send(json.dumps({"type": "cancel"}))
             await collect(ws, terminals=1)
         return segments_when_audio_arrived
@@ -164,6 +168,7 @@ def test_sessions_take_turns_segment_by_segment(
 ) -> None:
     long_text = "Fairness test. " + FOUR_SENTENCES
     short_text = "Short turn."
+    since = recorder.mark()
 
     async def run() -> tuple[float, list[Any], str]:
         async with connect(limited_server.ws_url) as a, connect(limited_server.ws_url) as b:
@@ -181,8 +186,8 @@ def test_sessions_take_turns_segment_by_segment(
     asked_at, (short,), long_end = asyncio.run(run())
     assert short.kind == "synthesis_complete"
     assert long_end == "synthesis_cancelled", "the short request waited for the whole long one"
-    short_done = recorder.segments_of(short_text)[0]
-    long_between = [at for at in recorder.segments_of(long_text) if asked_at < at < short_done]
+    short_done = recorder.segments_of(short_text, since)[0]
+    long_between = [at for at in recorder.segments_of(long_text, since) if asked_at < at < short_done]
     # One segment may be running when the short request arrives; FIFO turns mean no second one goes first.
     assert len(long_between) <= 1, f"{len(long_between)} long segments ran before the short request's first"
 

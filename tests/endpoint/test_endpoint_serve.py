@@ -35,6 +35,9 @@ def test_cli_defaults_and_options() -> None:
     args = build_parser().parse_args(argv)
     settings = settings_from_args(args)
     assert (settings.engine, str(settings.model_dir), settings.max_sessions) == ("onnx", "/m", 3)
+    assert settings.clause_chars == Settings().clause_chars == 60
+    assert settings_from_args(build_parser().parse_args(["--clause-chars", "0"])).clause_chars is None
+    assert settings_from_args(build_parser().parse_args(["--clause-chars", "90"])).clause_chars == 90
     with pytest.raises(SystemExit):
         build_parser().parse_args(["--engine", "tensorflow"])
 
@@ -46,6 +49,8 @@ def test_settings_reject_nonsense() -> None:
         Settings(audio_frame_bytes=1001)
     with pytest.raises(ValueError):
         Settings(min_speed=2.0, max_speed=1.0)
+    with pytest.raises(ValueError):
+        Settings(clause_chars=0)
 
 
 def test_ping_is_503_until_the_engine_is_loaded(onnx_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine"]
+__all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine", "synthesize_segments"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,33 @@ class Engine(Protocol):
             ValueError: unknown voice.
         """
         ...
+
+
+def synthesize_segments(
+    engine: Engine, text: str, voice: str, speed: float, clause_chars: int | None
+) -> Iterator[npt.NDArray[np.float32]]:
+    """A request's audio, one engine call per sentence or phrase (``text.split_segments``).
+
+    Args:
+        engine: The loaded engine.
+        text: The request's text.
+        voice: One of the engine's voices.
+        speed: Speaking rate.
+        clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
+
+    Yields:
+        The engine's segments, in order. Closing this generator closes the engine's current one.
+    """
+    from kokoro_endpoint.text import split_segments
+
+    for piece in split_segments(text, clause_chars):
+        segments = engine.synthesize(piece, voice, speed)
+        try:
+            yield from segments
+        finally:
+            close = getattr(segments, "close", None)
+            if close is not None:
+                close()
 
 
 def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
