@@ -1,104 +1,18 @@
-"""Helpers for the endpoint tests: a Leg 1 WebSocket reader that checks ordering, and engine wrappers."""
+"""Helpers for the endpoint tests: the shared Leg 1 reader (``leg1_client``) and engine wrappers."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from kokoro_endpoint.text import split_segments
-from websockets.asyncio.client import ClientConnection
+from leg1_client import Reply, collect, replies
 
-TERMINAL = {"synthesis_complete", "synthesis_cancelled", "error"}
-
-
-@dataclass
-class Frame:
-    """One frame received: a control object or audio, with its arrival time (monotonic)."""
-
-    at: float
-    control: dict[str, Any] | None = None
-    audio: bytes | None = None
-
-
-@dataclass
-class Reply:
-    """What one request got, in order."""
-
-    request_id: str | None
-    start: dict[str, Any] | None = None
-    audio: bytearray = field(default_factory=bytearray)
-    audio_frames: int = 0
-    end: dict[str, Any] | None = None
-    first_audio_at: float | None = None
-    end_at: float | None = None
-
-    @property
-    def kind(self) -> str | None:
-        return None if self.end is None else str(self.end["type"])
-
-
-async def collect(ws: ClientConnection, terminals: int, limit_s: float = 240.0) -> list[Frame]:
-    """Read frames until ``terminals`` terminal control frames arrived (complete/cancelled/error)."""
-    frames: list[Frame] = []
-    seen = 0
-
-    async def read() -> None:
-        nonlocal seen
-        while seen < terminals:
-            message = await ws.recv()
-            now = time.monotonic()
-            if isinstance(message, str):
-                control = json.loads(message)
-                frames.append(Frame(now, control=control))
-                if control["type"] in TERMINAL:
-                    seen += 1
-            else:
-                frames.append(Frame(now, audio=message))
-
-    await asyncio.wait_for(read(), limit_s)
-    return frames
-
-
-def replies(frames: list[Frame]) -> list[Reply]:
-    """Group frames by request, asserting the Leg 1 order: start, audio only, then one terminal frame."""
-    out: list[Reply] = []
-    current: Reply | None = None
-    for frame in frames:
-        if frame.audio is not None:
-            assert current is not None and current.start is not None, "audio outside a request"
-            if current.first_audio_at is None:
-                current.first_audio_at = frame.at
-            current.audio += frame.audio
-            current.audio_frames += 1
-            continue
-        control = frame.control
-        assert control is not None
-        kind = control["type"]
-        if kind == "synthesis_start":
-            assert current is None, f"request {control['request_id']} started inside another"
-            current = Reply(control["request_id"], start=control)
-        elif kind in TERMINAL:
-            rid = control.get("request_id")
-            if current is None:
-                # A request answered without audio (error, or cancelled before it started).
-                out.append(Reply(rid, end=control, end_at=frame.at))
-                continue
-            assert rid == current.request_id, f"{kind} for {rid} inside {current.request_id}"
-            current.end = control
-            current.end_at = frame.at
-            out.append(current)
-            current = None
-        else:
-            raise AssertionError(f"unexpected frame {control}")
-    assert current is None, "a request never ended"
-    return out
+__all__ = ["RecordingEngine", "Reply", "collect", "replies"]
 
 
 class RecordingEngine:

@@ -14,19 +14,19 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 import numpy.typing as npt
+from leg1_client import Frame, Reply, collect, replies
 from websockets.asyncio.client import ClientConnection, connect
 
 BYTES_PER_SECOND = 48_000
 #: Sessions the load test opens at once (the issue's 32).
 LOAD_SESSIONS = 32
-TERMINAL = frozenset({"synthesis_complete", "synthesis_cancelled", "error"})
 
 # What must never reach a remote caller: exception text, stack traces, file paths, internals.
 LEAK_MARKERS = (
@@ -71,77 +71,14 @@ def rss_mb(pid: int | None = None) -> float:
 # ---- a Leg 1 client that checks what it receives ---------------------------------------------------
 
 
-@dataclass
-class Reply:
-    """Everything one request got, in arrival order."""
-
-    request_id: str | None
-    start: dict[str, Any] | None = None
-    audio: bytearray = field(default_factory=bytearray)
-    frames: int = 0
-    end: dict[str, Any] | None = None
-    first_audio_at: float | None = None
-
-    @property
-    def kind(self) -> str | None:
-        return None if self.end is None else str(self.end["type"])
+async def read_until(ws: ClientConnection, terminals: int, limit_s: float) -> list[Frame]:
+    """Frames until ``terminals`` terminal frames, each terminal frame checked for leaked internals."""
+    return await collect(ws, terminals, limit_s, check_terminal=assert_no_leak)
 
 
-async def read_until(ws: ClientConnection, terminals: int, limit_s: float) -> list[tuple[float, Any]]:
-    """Frames (arrival time, decoded control dict or audio bytes) until ``terminals`` terminal frames."""
-    frames: list[tuple[float, Any]] = []
-    seen = 0
-
-    async def read() -> None:
-        nonlocal seen
-        while seen < terminals:
-            message = await ws.recv()
-            now = time.monotonic()
-            if isinstance(message, str):
-                control = json.loads(message)
-                assert isinstance(control, dict), message
-                frames.append((now, control))
-                if control["type"] in TERMINAL:
-                    seen += 1
-                    assert_no_leak(message)
-            else:
-                frames.append((now, message))
-
-    await asyncio.wait_for(read(), limit_s)
-    return frames
-
-
-def group_replies(frames: Sequence[tuple[float, Any]]) -> list[Reply]:
-    """Group frames per request, asserting the Leg 1 order: start, then audio only, then one end frame.
-
-    An error frame outside a request (bad input, refused request) is a reply of its own.
-    """
-    out: list[Reply] = []
-    current: Reply | None = None
-    for at, item in frames:
-        if isinstance(item, bytes):
-            assert current is not None, "audio outside a request"
-            if current.first_audio_at is None:
-                current.first_audio_at = at
-            current.audio += item
-            current.frames += 1
-            continue
-        kind = item["type"]
-        if kind == "synthesis_start":
-            assert current is None, f"request {item['request_id']} started inside another: interleaved"
-            current = Reply(item["request_id"], start=item)
-        elif kind in TERMINAL:
-            if current is not None and item.get("request_id") == current.request_id:
-                current.end = item
-                out.append(current)
-                current = None
-            else:
-                assert current is None, f"{kind} for {item.get('request_id')} inside {current.request_id}"
-                out.append(Reply(item.get("request_id"), end=item))
-        else:
-            raise AssertionError(f"unexpected frame {item}")
-    assert current is None, "a request never ended"
-    return out
+def group_replies(frames: Sequence[Frame]) -> list[Reply]:
+    """Group frames per request, asserting the Leg 1 order (``leg1_client.replies``)."""
+    return replies(frames)
 
 
 def check_complete(reply: Reply) -> None:
