@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterator
 from typing import TypeVar
 
-__all__ = ["SegmentStream", "SynthesisScheduler"]
+__all__ = ["SegmentStream", "SynthesisScheduler", "close_iterator"]
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +28,8 @@ def _step[T](iterator: Iterator[T]) -> T | object:
     return next(iterator, _END)
 
 
-def _close[T](iterator: Iterator[T]) -> None:
+def close_iterator[T](iterator: Iterator[T]) -> None:
+    """Close a synthesis iterator when it can be closed (a generator); a failure to close is logged."""
     close = getattr(iterator, "close", None)
     if close is not None:
         try:
@@ -98,6 +99,6 @@ class SegmentStream[T]:
         self._running = None
         if running is not None and not running.cancel() and not running.done():
             # The generator is executing on a worker thread; close it there once this step returns.
-            running.add_done_callback(lambda _: _close(self._iterator))
+            running.add_done_callback(lambda _: close_iterator(self._iterator))
         else:
-            _close(self._iterator)
+            close_iterator(self._iterator)

@@ -16,6 +16,13 @@ from typing import Any
 __all__ = ["EngineCall", "TimedEngine", "engine_first_segment_ms"]
 
 
+def _close(segments: Iterator[Any]) -> None:
+    """Stop an engine's synthesis (its segments are a generator; a plain iterator has nothing to stop)."""
+    close = getattr(segments, "close", None)
+    if close is not None:
+        close()
+
+
 def engine_first_segment_ms(
     engine: Any, text: str, *, voice: str, speed: float = 1.0, trials: int = 5, warmups: int = 1
 ) -> list[float]:
@@ -42,9 +49,7 @@ def engine_first_segment_ms(
             next(segments)
             elapsed = time.perf_counter() - started
         finally:
-            close = getattr(segments, "close", None)
-            if close is not None:
-                close()
+            _close(segments)
         if index >= warmups:
             timings.append(elapsed * 1e3)
     return timings
@@ -104,9 +109,7 @@ class TimedEngine:
             yield first
             yield from segments
         finally:
-            close = getattr(segments, "close", None)
-            if close is not None:
-                close()
+            _close(segments)
 
     @property
     def calls(self) -> list[EngineCall]:

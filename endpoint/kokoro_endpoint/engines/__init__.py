@@ -15,6 +15,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.scheduler import close_iterator
+from kokoro_endpoint.text import split_segments
+
 __all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine", "synthesize_segments"]
 
 logger = logging.getLogger(__name__)
@@ -77,16 +80,12 @@ def synthesize_segments(
     Yields:
         The engine's segments, in order. Closing this generator closes the engine's current one.
     """
-    from kokoro_endpoint.text import split_segments
-
     for piece in split_segments(text, clause_chars):
         segments = engine.synthesize(piece, voice, speed)
         try:
             yield from segments
         finally:
-            close = getattr(segments, "close", None)
-            if close is not None:
-                close()
+            close_iterator(segments)
 
 
 def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
