@@ -124,6 +124,7 @@ if TYPE_CHECKING:
         encode_sse,
         encode_sse_event,
     )
+    from strands_voice.tasks import cancel_and_wait
     from strands_voice.transport import (
         Frame,
         FrameTransport,
@@ -202,6 +203,7 @@ _EXPORTS: dict[str, str] = {
     "VoicePlugin": "plugin",
     "WavEncoder": "audio",
     "WebSocketTransport": "websocket",
+    "cancel_and_wait": "tasks",
     "clean_for_speech": "chunker",
     "ends_with_abbreviation": "chunker",
     "create_encoder": "audio",
@@ -295,6 +297,7 @@ __all__ = [
     "VoicePlugin",
     "WavEncoder",
     "WebSocketTransport",
+    "cancel_and_wait",
     "clean_for_speech",
     "create_encoder",
     "decode_audio",

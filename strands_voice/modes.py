@@ -50,6 +50,7 @@ from strands_voice.session import (
     RequestStarted,
     TTSSession,
 )
+from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import FrameTransport
 
 if TYPE_CHECKING:
@@ -138,13 +139,7 @@ def split_for_requests(text: str, max_chars: int) -> list[str]:
 
 async def _cancel_all(tasks: list[asyncio.Task[Any]]) -> None:
     """Cancel tasks and wait (bounded) for them to end."""
-    pending = [task for task in tasks if not task.done()]
-    for task in pending:
-        task.cancel()
-    if pending:
-        _, still = await asyncio.wait(pending, timeout=_CANCEL_TIMEOUT)
-        for task in still:
-            logger.warning("task=<%s> | did not end after cancel", task.get_name())
+    await cancel_and_wait(tasks, _CANCEL_TIMEOUT)
     for task in tasks:
         if task.done() and not task.cancelled():
             task.exception()  # retrieved: the error was already reported as an event

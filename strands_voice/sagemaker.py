@@ -51,6 +51,7 @@ from strands_voice.errors import (
     TTSTimeoutError,
 )
 from strands_voice.frames import is_control_frame
+from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]
@@ -592,9 +593,8 @@ class SageMakerTransport:
     async def _abort(self) -> None:
         """Stop the reader and release the stream, client and connection; bounded, never raises."""
         reader, self._reader = self._reader, None
-        if reader is not None and not reader.done():
-            reader.cancel()
-            await asyncio.wait({reader}, timeout=self.close_timeout)
+        if reader is not None:
+            await cancel_and_wait([reader], self.close_timeout)
         receiver = self._receiver
         if receiver is not None:
             with contextlib.suppress(Exception):

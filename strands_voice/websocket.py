@@ -14,6 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
 from strands_voice.errors import TTSConnectionError, TTSTimeoutError
+from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 
 __all__ = ["WebSocketTransport"]
@@ -115,6 +116,5 @@ class WebSocketTransport:
         keepalive, self._keepalive = self._keepalive, None
         if connection is not None:
             await connection.close()
-        if keepalive is not None and not keepalive.done():
-            keepalive.cancel()
-            await asyncio.wait({keepalive}, timeout=self.close_timeout)
+        if keepalive is not None:
+            await cancel_and_wait([keepalive], self.close_timeout)

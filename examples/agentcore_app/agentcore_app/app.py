@@ -32,6 +32,7 @@ from strands.models import Model
 from strands_voice.events import EventBuilder
 from strands_voice.models import create_model
 from strands_voice.modes import VoiceOptions, run_voice
+from strands_voice.tasks import cancel_and_wait
 
 from .config import (
     model_spec_from_env,
@@ -90,13 +91,7 @@ class _StoppingStreamingResponse(StreamingResponse):
     async def _stop(self, streaming: asyncio.Task[None], watching: asyncio.Task[None]) -> None:
         if not streaming.done():
             logger.debug("the caller disconnected; stopping the answer")
-        tasks = [task for task in (streaming, watching) if not task.done()]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            _, still = await asyncio.wait(tasks, timeout=_STOP_TIMEOUT_S)
-            for task in still:
-                logger.warning("task=<%s> | did not stop within %.1f s", task.get_name(), _STOP_TIMEOUT_S)
+        await cancel_and_wait([streaming, watching], _STOP_TIMEOUT_S)
         body = self.body_iterator
         if streaming.done() and isinstance(body, AsyncGenerator):
             # The body may sit at a yield (the send was what got cancelled): close it, and with it the
