@@ -13,6 +13,7 @@ __all__ = [
     "TTSError",
     "TTSRequestError",
     "TTSTimeoutError",
+    "TextEncodingError",
 ]
 
 
@@ -36,6 +37,20 @@ class FrameDecodeError(StrandsVoiceError):
 
 class AudioEncodingError(StrandsVoiceError):
     """Audio could not be encoded or decoded in the requested format."""
+
+
+class TextEncodingError(StrandsVoiceError, ValueError):
+    """Text to be sent holds a character UTF-8 cannot carry (a lone surrogate such as ``"\\ud800"``).
+
+    Attributes:
+        field: Which field held it (``text``, ``id``, ``event.text``, ...).
+    """
+
+    def __init__(self, field: str) -> None:
+        super().__init__(
+            f"{field!r} is not valid Unicode text: it holds a lone surrogate, which UTF-8 cannot carry."
+        )
+        self.field = field
 
 
 class SSEDecodeError(StrandsVoiceError):

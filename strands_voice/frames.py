@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from strands_voice._utf8 import json_utf8
 from strands_voice.errors import FrameDecodeError
 
 __all__ = [
@@ -116,11 +117,16 @@ ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | ErrorF
 
 
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """One frame's JSON text; refuses (TextEncodingError) a string UTF-8 cannot carry, naming its field."""
+    return json_utf8(obj, "frame").decode("utf-8")
 
 
 def encode_client_message(message: ClientMessage) -> str:
-    """Encode a client message as one JSON text frame; optional fields left as None are omitted."""
+    """Encode a client message as one JSON text frame; optional fields left as None are omitted.
+
+    Raises:
+        TextEncodingError: a field holds a lone surrogate (e.g. ``frame.text``), which UTF-8 cannot carry.
+    """
     if isinstance(message, Synthesize):
         obj: dict[str, Any] = {"type": "synthesize", "text": message.text}
         if message.voice is not None:
@@ -141,7 +147,11 @@ def encode_client_message(message: ClientMessage) -> str:
 
 
 def encode_server_message(message: ServerMessage) -> str:
-    """Encode a server control message as one JSON text frame."""
+    """Encode a server control message as one JSON text frame.
+
+    Raises:
+        TextEncodingError: a field holds a lone surrogate (e.g. ``frame.message``).
+    """
     if isinstance(message, SynthesisStart):
         return _dumps(
             {

@@ -463,3 +463,11 @@ def test_core_chunker_long_runs_fragmentation_independent_and_lossless(
         assert chunk and chunk == " ".join(chunk.split()) and len(chunk) <= limit
     if all(len(run) <= limit for run in text.split()):
         assert nonspace("".join(whole)) == nonspace(clean_for_speech(text))
+
+
+def test_core_chunker_drops_lone_surrogates() -> None:
+    """A broken model stream's lone surrogates are unspeakable and unsendable: they never reach a chunk."""
+    chunker = IncrementalSentenceChunker(first_chunk_min_chars=None)
+    assert chunker.feed("Hello \udc00there. Next \ud800") == ["Hello there."]
+    assert chunker.flush() == "Next"
+    assert clean_for_speech("a \ud83d b") == "a b"

@@ -101,7 +101,8 @@ def test_reliability_fuzz_chunker_hostile_text(
         # Never an empty or whitespace-only request to the endpoint (it would be invalid_request).
         assert chunk.strip(), chunks
         assert len(chunk) <= limit
-    clean_for_speech(text)  # never raises
+        chunk.encode("utf-8")  # sendable: no lone surrogate survives into a request
+    clean_for_speech(text).encode("utf-8")  # never raises
 
 
 SIZE = 6_000

@@ -29,9 +29,11 @@ from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
 
+from strands_voice.errors import TextEncodingError
 from strands_voice.events import EventBuilder
 from strands_voice.models import create_model
 from strands_voice.modes import VoiceOptions, run_voice
+from strands_voice.sse import encode_sse
 from strands_voice.tasks import cancel_and_wait
 
 from .config import (
@@ -123,6 +125,19 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
             stopping.raw_headers = response.raw_headers
             return stopping
         return response
+
+    def _convert_to_sse(self, obj: Any) -> bytes:
+        # The base class's .encode("utf-8") raises a raw UnicodeEncodeError mid-stream on text holding a
+        # lone surrogate (a broken model stream): the caller would lose the rest of the answer. Refused
+        # text becomes one clear error event instead, and the stream goes on.
+        if not isinstance(obj, dict):
+            return bytes(super()._convert_to_sse(obj))
+        try:
+            return encode_sse(obj)
+        except TextEncodingError as error:
+            logger.warning("field=<%s> | event not sent: text UTF-8 cannot carry", error.field)
+            message = f"A {obj.get('type', 'stream')} event was dropped: its text is not valid Unicode."
+            return encode_sse(error_event("agent_error", message))
 
     async def _stream_with_error_handling(self, generator: AsyncGenerator[Any, None]) -> AsyncIterator[bytes]:
         # The base class iterates the entrypoint's generator but never closes it: closing this wrapper
