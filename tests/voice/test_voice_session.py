@@ -182,10 +182,12 @@ def test_connect_timeout() -> None:
         try:
             session = TTSSession(WebSocketTransport(f"ws://127.0.0.1:{port}/x"), connect_timeout=0.3)
             began = time.monotonic()
-            with pytest.raises(TTSTimeoutError) as caught:
-                await session.open()
+            # A hang would run into the guard; the timeout fires long before it (0.3 s of 30 s).
+            async with asyncio.timeout(30):
+                with pytest.raises(TTSTimeoutError) as caught:
+                    await session.open()
             assert caught.value.code == "connect_timeout"
-            assert time.monotonic() - began < 2.0
+            assert time.monotonic() - began > 0.25  # not before its own timeout
             assert accepted, "the client never reached the server"
         finally:
             for writer in accepted:
@@ -224,11 +226,12 @@ def test_silence_timeout_while_audio_is_owed() -> None:
                 rid = await session.synthesize("Hello.")
                 events: list[SessionEvent] = []
                 began = time.monotonic()
-                with pytest.raises(TTSTimeoutError) as caught:
-                    async for event in session:
-                        events.append(event)
+                async with asyncio.timeout(30):  # a guard against a hang, not a speed limit
+                    with pytest.raises(TTSTimeoutError) as caught:
+                        async for event in session:
+                            events.append(event)
                 assert caught.value.code == "silence_timeout" and caught.value.request_id == rid
-                assert 0.3 < time.monotonic() - began < 2.0
+                assert time.monotonic() - began > 0.3  # not before the silence it counts
                 assert events == [RequestStarted(rid, "pcm16", 24000, 1), AudioChunk(rid, b"\x00" * 96)]
 
     run(main())
@@ -297,14 +300,15 @@ def test_dropped_connection_is_typed(how: str) -> None:
 
     async def main() -> None:
         async with fake_server(handler) as (url, _):
-            async with TTSSession(WebSocketTransport(url), silence_timeout=10) as session:
+            # The drop is noticed from the connection itself: the silence timeout (a TTSTimeoutError, not
+            # a TTSConnectionError) is far away, and the guard only stops a hang.
+            async with TTSSession(WebSocketTransport(url), silence_timeout=300) as session:
                 rid = await session.synthesize("Hello.")
                 events: list[SessionEvent] = []
-                began = time.monotonic()
-                with pytest.raises(TTSConnectionError) as caught:
-                    async for event in session:
-                        events.append(event)
-                assert time.monotonic() - began < 5.0
+                async with asyncio.timeout(60):
+                    with pytest.raises(TTSConnectionError) as caught:
+                        async for event in session:
+                            events.append(event)
                 assert events[-1] == AudioChunk(rid, b"\x01" * 96)
                 assert caught.value.code in {"connection_dropped", "connection_closed"}
                 with pytest.raises(TTSConnectionError):
@@ -373,18 +377,18 @@ def test_close_is_prompt_idempotent_and_ends_the_connection() -> None:
 
     async def main() -> None:
         async with fake_server(handler) as (url, _):
-            session = TTSSession(WebSocketTransport(url), silence_timeout=30)
+            session = TTSSession(WebSocketTransport(url), silence_timeout=300)
             await session.open()
             await session.synthesize("Hello.")
             receiver = asyncio.create_task(collect(session))
             await asyncio.sleep(0.1)
-            began = time.monotonic()
-            await session.close()
-            await session.close()
-            assert time.monotonic() - began < 3.0
+            # close() does not wait for the owed audio (nor for the 300 s silence timeout).
+            async with asyncio.timeout(60):
+                await session.close()
+                await session.close()
             with pytest.raises(TTSConnectionError):
                 await receiver
-            async with asyncio.timeout(3):
+            async with asyncio.timeout(30):
                 await closed.wait()
             assert not session.is_open
             with pytest.raises(TTSConnectionError):
