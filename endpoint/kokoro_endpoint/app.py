@@ -1,4 +1,5 @@
-"""The Leg 1 ASGI app: ``GET /ping``, ``POST /invocations``, ``WS /invocations-bidirectional-stream``."""
+"""The Leg 1 ASGI app: ``GET /ping``, ``POST /invocations``, ``WS /invocations-bidirectional-stream``,
+``GET /voices``, and the OpenAI-compatible speech API under ``/v1`` (:mod:`kokoro_endpoint.openai_api`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.websockets import WebSocket
 
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import invocations
+from kokoro_endpoint.openai_api import openai_routes, voice_list
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
@@ -37,6 +39,14 @@ async def ping(request: Request) -> Response:
     if state.ready and state.engine is not None:
         return JSONResponse({"status": "ok", "engine": state.engine.name})
     return JSONResponse({"status": "loading"}, status_code=503)
+
+
+async def voices(request: Request) -> Response:
+    """``GET /voices``: ``{"voices": [...], "default": name}``, what a request's ``voice`` may name."""
+    state: EndpointState = request.app.state.endpoint
+    if not state.ready or state.engine is None:
+        return JSONResponse({"status": "loading"}, status_code=503)
+    return JSONResponse(voice_list(state.engine))
 
 
 async def _refuse(websocket: WebSocket, message: str) -> None:
@@ -96,6 +106,8 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
             Route("/ping", ping, methods=["GET"]),
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(BIDI_PATH, bidirectional_stream),
+            Route("/voices", voices, methods=["GET"]),
+            *openai_routes(),
         ],
         lifespan=lifespan,
     )
