@@ -24,7 +24,7 @@ from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.ws_session import BidiSession
 from strands_voice.frames import ErrorFrame, encode_server_message
 
-__all__ = ["BIDI_PATH", "Settings", "create_app"]
+__all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +33,22 @@ BIDI_PATH = "/invocations-bidirectional-stream"
 _TRY_AGAIN_LATER = 1013
 
 
+#: What each engine runs, for ``/ping``.
+ENGINE_MODELS = {"onnx": "Kokoro-82M int8 ONNX", "torch": "hexgrad/Kokoro-82M"}
+
+
+def engine_info(engine: Engine) -> dict[str, str]:
+    """``engine``, ``device`` and ``model`` of a loaded engine (``/ping`` reports them)."""
+    # The torch engine records where it runs; the ONNX engine always runs on onnxruntime's CPU provider.
+    device = str(getattr(engine, "device", "cpu"))
+    return {"engine": engine.name, "device": device, "model": ENGINE_MODELS.get(engine.name, engine.name)}
+
+
 async def ping(request: Request) -> Response:
-    """200 once the model is loaded and warmed, 503 before."""
+    """200 ``{"status": "ok", "engine", "device", "model"}`` once loaded and warmed, 503 before."""
     state: EndpointState = request.app.state.endpoint
     if state.ready and state.engine is not None:
-        return JSONResponse({"status": "ok", "engine": state.engine.name})
+        return JSONResponse({"status": "ok", **engine_info(state.engine)})
     return JSONResponse({"status": "loading"}, status_code=503)
 
 
