@@ -636,7 +636,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         dest="audio_format",
-        choices=("pcm16", "wav", "mp3", "opus"),
+        choices=("pcm16", "wav", "mp3", "opus", "aac"),
         default="pcm16",
         help="audio format streamed by the app (the WAVs are decoded from it; default: pcm16)",
     )
