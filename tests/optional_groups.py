@@ -27,7 +27,8 @@ def require(module: str, group: str) -> ModuleType:
     except ImportError:
         message = (
             f"{module} is not installed: it is in the `{group}` dependency group; "
-            f"run `uv sync --group {group}` (or `uv sync --all-groups`), then `uv run pytest`"
+            f"run `uv sync --group {group}` (or `uv sync --all-groups` for every opt-in group), "
+            "then `uv run pytest`"
         )
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
