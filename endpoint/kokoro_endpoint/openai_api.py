@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -199,7 +199,8 @@ async def speech(request: Request) -> Response:
 
 
 async def _sse_body(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """OpenAI's speech SSE events around the encoded chunks of ``audio``."""
+    """OpenAI's speech SSE events around the encoded chunks of ``audio`` (closed with this stream, so a
+    client that goes away stops the synthesis at once)."""
     try:
         async for chunk in audio:
             yield encode_sse({"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode("ascii")})
@@ -207,6 +208,9 @@ async def _sse_body(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         error = {"message": "Speech synthesis failed for this request.", "type": "server_error"}
         yield encode_sse({"type": "error", "error": {**error, "param": None, "code": "internal"}})
         return
+    finally:
+        if isinstance(audio, AsyncGenerator):
+            await audio.aclose()
     usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     yield encode_sse({"type": "speech.audio.done", "usage": usage})
 

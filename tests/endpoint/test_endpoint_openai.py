@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -140,3 +141,28 @@ def test_invocations_accepts_aac(endpoint_server: RunningServer) -> None:
     response = httpx.post(f"{endpoint_server.base_url}/invocations", content=body, timeout=240)
     assert response.status_code == 200 and response.headers["content-type"] == "audio/aac"
     plausible_seconds(decode_audio(response.content, "aac"), TEXT)
+
+
+@pytest.mark.parametrize("stream_format", ["sse", "audio"])
+def test_openai_client_leaving_mid_stream_frees_the_slot(onnx_engine: object, stream_format: str) -> None:
+    app = create_app(engine=onnx_engine)  # type: ignore[arg-type]
+    capacity = app.state.endpoint.capacity
+    long_text = " ".join(f"This is sentence number {n} of a long answer." for n in range(40))
+    with running_server(app) as server:
+        sdk = openai.OpenAI(base_url=f"{server.base_url}/v1", api_key="unused", max_retries=0)
+        with (
+            sdk,
+            sdk.audio.speech.with_streaming_response.create(
+                model="kokoro",
+                voice="jm_kumo",
+                input=long_text,
+                response_format="pcm",
+                stream_format=stream_format,
+            ) as response,
+        ):
+            assert next(response.iter_bytes())  # the first segment's audio, then the client leaves
+            assert capacity.in_use == 1
+        deadline = time.monotonic() + 120
+        while capacity.in_use:  # the server notices the disconnect at its next write
+            assert time.monotonic() < deadline, "the slot was never given back"
+            time.sleep(0.05)
