@@ -96,7 +96,7 @@ def test_browser_page_streams_text_and_plays_pcm16_gaplessly(
     page_session.screenshot(f"replay-{mode}")
 
 
-@pytest.mark.parametrize("audio_format", ["opus", "mp3", "wav"])
+@pytest.mark.parametrize("audio_format", ["opus", "mp3", "wav", "aac"])
 def test_browser_page_plays_encoded_formats(
     page_session: PageSession, replay_server: ReplayServer, audio_format: str
 ) -> None:

@@ -20,9 +20,11 @@ from kokoro_endpoint.engines import choose_engine_kind, load_engine
 from kokoro_endpoint.engines.torch_engine import CheckpointMismatchError, TorchEngine
 from kokoro_endpoint.engines.weights import local_weights, resolve_model_dir
 from kokoro_endpoint.runner import running_server
+from optional_groups import require
 from websockets.asyncio.client import connect
 
-torch = pytest.importorskip("torch")
+torch = require("torch", "torch")
+require("kokoro", "torch")
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:dropout option adds dropout:UserWarning"),

@@ -88,7 +88,7 @@ def synthesize_segments(
             close_iterator(segments)
 
 
-def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
+def load_engine(kind: str = "auto", model_dir: str | Path | None = None, device: str | None = None) -> Engine:
     """Load a Kokoro-82M engine.
 
     Args:
@@ -96,6 +96,7 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engi
             installed, else onnx).
         model_dir: Where the torch weights are (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``);
             defaults to ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
+        device: The torch engine's device (``cuda``/``cpu``); None lets it choose (CUDA when available).
 
     Returns:
         The loaded (not yet warmed) engine.
@@ -111,7 +112,7 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engi
         return OnnxEngine.load()
     from kokoro_endpoint.engines.torch_engine import TorchEngine
 
-    return TorchEngine.load(model_dir)
+    return TorchEngine.load(model_dir, device)
 
 
 def choose_engine_kind(kind: str, model_dir: str | Path | None = None) -> str:

@@ -27,7 +27,7 @@ __all__ = [
 
 MODES: Final = ("bidi", "batch")
 # Kept equal to strands_voice.audio.AUDIO_FORMATS (a test checks it) without importing the codecs here.
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus")
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
 PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format"})
 MAX_PROMPT_CHARS: Final = 8000
 MIN_SPEED: Final = 0.5

@@ -167,9 +167,10 @@ function startsOggStream(bytes) {
 }
 
 /**
- * opus (Ogg) and mp3: decodeAudioData needs a decodable file, so the stream received so far is decoded
- * again on each chunk and only the samples not yet played are handed on. Every chunk is whole Ogg pages
- * or MP3 frames (PROTOCOL.md), and both codecs decode causally, so earlier samples do not change.
+ * opus (Ogg), mp3 and aac (ADTS): decodeAudioData needs a decodable file, so the stream received so far
+ * is decoded again on each chunk and only the samples not yet played are handed on. Every chunk is whole
+ * Ogg pages or MP3/ADTS frames (PROTOCOL.md), and these codecs decode causally, so earlier samples do not
+ * change.
  */
 class CompressedDecoder {
   constructor(ctx, format) {
@@ -223,7 +224,7 @@ class CompressedDecoder {
 function createDecoder(format, ctx, sampleRate) {
   if (format === "pcm16") return new Pcm16Decoder(sampleRate);
   if (format === "wav") return new WavDecoder();
-  if (format === "opus" || format === "mp3") return new CompressedDecoder(ctx, format);
+  if (format === "opus" || format === "mp3" || format === "aac") return new CompressedDecoder(ctx, format);
   throw new Error(`unsupported audio format ${format}`);
 }
 
