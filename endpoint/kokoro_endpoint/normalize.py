@@ -88,6 +88,8 @@ _ABBREVIATIONS: Final = {
     "Ltd.": "Limited",
     "Corp.": "Corporation",
     "Govt.": "Government",
+    "YoY": "year over year",
+    "QoQ": "quarter over quarter",
     "w/o": "without",
     "w/": "with",
 }
@@ -325,7 +327,7 @@ def _tight_unit(match: re.Match[str], _text: str) -> str:
 
 
 def _range(match: re.Match[str], _text: str) -> str:
-    return f"{match.group(1)} to {match.group(2)}"
+    return f"{match.group(1)} to"
 
 
 def _fraction(match: re.Match[str], _text: str) -> str | None:
@@ -381,6 +383,10 @@ def _dimensions(match: re.Match[str], _text: str) -> str:
     return f"{match.group(1)} by {match.group(2)}"
 
 
+def _multiplier(match: re.Match[str], _text: str) -> str:
+    return f"{match.group(1)} times"
+
+
 def _symbol(match: re.Match[str], _text: str) -> str:
     return _SYMBOLS[match.group(0)]
 
@@ -433,9 +439,11 @@ _RULES: Final[list[_Rule]] = [
     (r"(?<![\w])(?:(\d+)\s?)?([½⅓⅔¼¾⅕⅛])", None),
     (rf"(?<![\w.])(?P<num>-?{_NUM})\s?(?P<unit>{_UNIT_ALT})(?![\w/])", _unit),
     (rf"(?<![\w.])(?P<num>-?{_NUM})(?P<unit>{_TIGHT_ALT})(?![\w/])", _tight_unit),
-    (r"(?<![\w.,/:-])(\d+(?:\.\d+)?)\s?(?:–|—|-)\s?(\d+(?:\.\d+)?)(?![\w,/:-]|\.\d)", _range),
+    # Only "3–" is rewritten ("3 to"), so the second number stays free for its unit ("3–5 km").
+    (r"(?<![\w.,/:-])(\d+(?:\.\d+)?)\s?(?:–|—|-)\s?(?=\d+(?:\.\d+)?(?![\d/:-]|[.,]\d))", _range),
     (r"(?<![\w./])(\d{1,2})/(\d{1,2})(?![\w/]|\.\d)", _fraction),
     (r"(?<![\w.])(\d{2,5})\s?[x×]\s?(\d{2,5})(?![\w])", _dimensions),
+    (r"(?<![\w.])(\d+(?:\.\d+)?)[x×](?![\w])", _multiplier),
     (_abbreviation_pattern(), _abbreviation),
     (r"(?<![\w.])Dr\.", _doctor_or_drive),
     (r"(?<![\w.])St\.", _saint_or_street),
@@ -468,6 +476,28 @@ def _next_match(index: int, text: str, start: int) -> re.Match[str] | None:
             return match
         start = match.start() + 1
     return None
+
+
+def _replace(
+    text: str, begin: int, end: int, spoken: str, pieces: list[str], starts: list[int], ends: list[int]
+) -> None:
+    """Append ``spoken`` for ``text[begin:end]``: what both share at their ends maps char by char
+    ("40 km" → "40 kilometers" keeps "40" on "40"), the rest maps to the rest as a whole."""
+    written = text[begin:end]
+    head = 0
+    while head < min(len(written), len(spoken)) - 1 and written[head] == spoken[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(written), len(spoken)) - head - 1 and written[-1 - tail] == spoken[-1 - tail]:
+        tail += 1
+    middle = spoken[head : len(spoken) - tail]
+    pieces.append(spoken)
+    starts.extend(range(begin, begin + head))
+    ends.extend(range(begin + 1, begin + head + 1))
+    starts.extend([begin + head] * len(middle))
+    ends.extend([end - tail] * len(middle))
+    starts.extend(range(end - tail, end))
+    ends.extend(range(end - tail + 1, end + 1))
 
 
 def normalize_for_speech(text: str) -> NormalizedText:
@@ -507,9 +537,7 @@ def normalize_for_speech(text: str) -> NormalizedText:
             spoken = " " + spoken
         if match.end() < len(text) and text[match.end()].isalnum() and spoken[-1:].isalnum():
             spoken += " "
-        pieces.append(spoken)
-        starts.extend([begin] * len(spoken))
-        ends.extend([match.end()] * len(spoken))
+        _replace(text, begin, match.end(), spoken, pieces, starts, ends)
         position = match.end()
         upcoming = [
             m if m is not None and m.start() >= position else _next_match(i, text, position)

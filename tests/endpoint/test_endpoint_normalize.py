@@ -80,6 +80,10 @@ CASES: list[tuple[str, str]] = [
     ("Add ½ cup.", "Add one half cup."),
     ("Add 2½ cups.", "Add 2 and one half cups."),
     ("A 1920x1080 screen.", "A 1920 by 1080 screen."),
+    ("It is 10x faster.", "It is 10 times faster."),
+    ("It grew 3–4x.", "It grew 3 to 4 times."),
+    ("Walk 3-5 km.", "Walk 3 to 5 kilometers."),
+    ("Sales rose 20% YoY.", "Sales rose 20% year over year."),
     # symbols
     ("1 + 1 = 2", "1 + 1 equals 2"),
     ("x=5", "x equals 5"),
