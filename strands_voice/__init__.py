@@ -73,12 +73,15 @@ if TYPE_CHECKING:
         SynthesisComplete,
         SynthesisStart,
         Synthesize,
+        WordTimestamps,
+        WordTiming,
         decode_client_message,
         decode_server_control,
         decode_server_frame,
         encode_client_message,
         encode_server_message,
         is_control_frame,
+        words_json,
     )
     from strands_voice.handler import (
         VOICE_OPTIONS_KEY,
@@ -116,6 +119,7 @@ if TYPE_CHECKING:
         RequestStarted,
         SessionEvent,
         TTSSession,
+        WordsReceived,
     )
     from strands_voice.sse import (
         DEFAULT_MAX_EVENT_BYTES,
@@ -173,6 +177,10 @@ _EXPORTS: dict[str, str] = {
     "RequestCompleted": "session",
     "RequestFailed": "session",
     "RequestStarted": "session",
+    "WordsReceived": "session",
+    "WordTimestamps": "frames",
+    "WordTiming": "frames",
+    "words_json": "frames",
     "SAMPLE_RATE": "audio",
     "SCRIPTED_ANSWER": "scripted",
     "SSEDecodeError": "errors",
@@ -297,6 +305,9 @@ __all__ = [
     "VoicePlugin",
     "WavEncoder",
     "WebSocketTransport",
+    "WordTimestamps",
+    "WordTiming",
+    "WordsReceived",
     "cancel_and_wait",
     "clean_for_speech",
     "create_encoder",
@@ -321,6 +332,7 @@ __all__ = [
     "split_tokens",
     "transport_from_url",
     "wav_header",
+    "words_json",
     "write_wav",
 ]
 
