@@ -243,12 +243,12 @@ def _spell_address(text: str) -> str:
     return re.sub(r"\s+", " ", spoken).strip()
 
 
+_SENTENCE_GOES_ON: Final = re.compile(r"\s*\Z|\s+[A-Z\"“]")
+
+
 def _sentence_full_stop(text: str, end: int) -> str:
     """``"."`` when the abbreviation that ends at ``end`` also ends its sentence, else ``""``."""
-    rest = text[end:]
-    if not rest.strip() or re.match(r"\s+[A-Z\"“]", rest):
-        return "."
-    return ""
+    return "." if _SENTENCE_GOES_ON.match(text, end) else ""
 
 
 # --- rules -------------------------------------------------------------------------------------------
@@ -350,18 +350,18 @@ def _abbreviation(match: re.Match[str], text: str) -> str:
 
 def _doctor_or_drive(match: re.Match[str], text: str) -> str:
     # "Dr. Lee" is a doctor; "Mulholland Dr." is a drive.
-    before = text[: match.start()].rstrip()
-    after = text[match.end() :]
-    if re.search(r"[A-Z][a-z]+$", before) and not re.match(r"\s+[A-Z]", after):
+    before = text[max(0, match.start() - 40) : match.start()].rstrip()
+    if re.search(r"[A-Z][a-z]+$", before) and not re.compile(r"\s+[A-Z]").match(text, match.end()):
         return "Drive" + _sentence_full_stop(text, match.end())
     return "Doctor"
 
 
 def _saint_or_street(match: re.Match[str], text: str) -> str:
     # "St. Louis" is a saint; "Main St." and "5th St." are streets.
-    before = text[: match.start()].rstrip()
-    after = text[match.end() :]
-    if re.search(r"([A-Z][a-z]+|\d+(st|nd|rd|th))$", before) and not re.match(r"\s+[A-Z]", after):
+    before = text[max(0, match.start() - 40) : match.start()].rstrip()
+    if re.search(r"([A-Z][a-z]+|\d+(st|nd|rd|th))$", before) and not re.compile(r"\s+[A-Z]").match(
+        text, match.end()
+    ):
         return "Street" + _sentence_full_stop(text, match.end())
     return "Saint"
 
@@ -423,7 +423,7 @@ _RULES: Final[list[_Rule]] = [
     ),
     (r"(?<![\w.+-])(?P<user>[\w.+-]+)@(?P<domain>[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})", _email),
     (
-        rf"(?<![\w@.])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:{_TLDS})(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)\]])?(?![\w@])",
+        rf"(?<![\w@.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:{_TLDS})(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)\]])?(?![\w@])",
         _url,
     ),
     (
@@ -540,7 +540,7 @@ def normalize_for_speech(text: str) -> NormalizedText:
         _replace(text, begin, match.end(), spoken, pieces, starts, ends)
         position = match.end()
         upcoming = [
-            m if m is not None and m.start() >= position else _next_match(i, text, position)
+            m if m is None or m.start() >= position else _next_match(i, text, position)
             for i, m in enumerate(upcoming)
         ]
     keep(len(text))
