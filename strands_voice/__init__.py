@@ -78,12 +78,15 @@ if TYPE_CHECKING:
         SynthesisComplete,
         SynthesisStart,
         Synthesize,
+        WordTimestamps,
+        WordTiming,
         decode_client_message,
         decode_server_control,
         decode_server_frame,
         encode_client_message,
         encode_server_message,
         is_control_frame,
+        words_json,
     )
     from strands_voice.handler import (
         VOICE_OPTIONS_KEY,
@@ -121,6 +124,7 @@ if TYPE_CHECKING:
         RequestStarted,
         SessionEvent,
         TTSSession,
+        WordsReceived,
     )
     from strands_voice.sse import (
         DEFAULT_MAX_EVENT_BYTES,
@@ -182,6 +186,10 @@ _EXPORTS: dict[str, str] = {
     "RequestCompleted": "session",
     "RequestFailed": "session",
     "RequestStarted": "session",
+    "WordsReceived": "session",
+    "WordTimestamps": "frames",
+    "WordTiming": "frames",
+    "words_json": "frames",
     "SAMPLE_RATE": "audio",
     "SCRIPTED_ANSWER": "scripted",
     "SSEDecodeError": "errors",
@@ -311,6 +319,9 @@ __all__ = [
     "VoicePlugin",
     "WavEncoder",
     "WebSocketTransport",
+    "WordTimestamps",
+    "WordTiming",
+    "WordsReceived",
     "adts_frame_size",
     "cancel_and_wait",
     "clean_for_speech",
@@ -336,6 +347,7 @@ __all__ = [
     "split_tokens",
     "transport_from_url",
     "wav_header",
+    "words_json",
     "write_wav",
 ]
 

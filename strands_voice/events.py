@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
+
+from strands_voice.frames import WordTiming, words_json
 
 __all__ = ["EVENT_TYPES", "Event", "EventBuilder"]
 
@@ -23,6 +25,7 @@ EVENT_TYPES: Final = (
     "audio_start",
     "audio_chunk",
     "sentence_complete",
+    "words",
     "audio_end",
     "agent_end",
     "error",
@@ -68,6 +71,15 @@ class EventBuilder:
     def sentence_complete(self, *, sentence: int, text: str, duration_s: float) -> Event:
         """``sentence_complete``: all audio of text chunk ``sentence`` has been sent."""
         return self._event("sentence_complete", sentence=sentence, text=text, duration_s=round(duration_s, 3))
+
+    def words(self, *, sentence: int, words: Sequence[WordTiming]) -> Event:
+        """Sentence ``sentence``'s words, times from its first audio (as Leg 1 ``word_timestamps``).
+
+        Args:
+            sentence: The index of the text chunk the words belong to (as in ``audio_chunk``).
+            words: The words; ``char_*`` index that sentence's text as it was sent for synthesis.
+        """
+        return self._event("words", sentence=sentence, words=words_json(list(words)))
 
     def audio_end(self, *, chunks: int, duration_s: float) -> Event:
         """``audio_end``: no more audio for this response."""

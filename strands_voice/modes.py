@@ -44,11 +44,12 @@ from strands_voice.errors import TTSError
 from strands_voice.events import Event, EventBuilder
 from strands_voice.session import (
     AudioChunk,
-    RequestCancelled,
     RequestCompleted,
     RequestFailed,
     RequestStarted,
+    SessionEvent,
     TTSSession,
+    WordsReceived,
 )
 from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import FrameTransport
@@ -343,10 +344,11 @@ class Speaker:
         except TTSError as error:
             self._report(error)
 
-    def _on_event(
-        self, event: RequestStarted | AudioChunk | RequestCompleted | RequestCancelled | RequestFailed
-    ) -> None:
-        if isinstance(event, AudioChunk):
+    def _on_event(self, event: SessionEvent) -> None:
+        if isinstance(event, WordsReceived):  # only when the request asked for timestamps
+            index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
+            self._emit(self.builder.words(sentence=index, words=event.words))
+        elif isinstance(event, AudioChunk):
             index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
             self._last_sentence = index
             self.pcm_bytes += len(event.data)

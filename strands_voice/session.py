@@ -38,6 +38,8 @@ from strands_voice.frames import (
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
+    WordTimestamps,
+    WordTiming,
     decode_server_frame,
     encode_client_message,
 )
@@ -51,6 +53,7 @@ __all__ = [
     "RequestStarted",
     "SessionEvent",
     "TTSSession",
+    "WordsReceived",
 ]
 
 logger = logging.getLogger(__name__)
@@ -103,7 +106,17 @@ class RequestFailed:
     message: str
 
 
-SessionEvent = RequestStarted | AudioChunk | RequestCompleted | RequestCancelled | RequestFailed
+@dataclass(frozen=True, slots=True)
+class WordsReceived:
+    """The words of a request's next audio (its ``word_timestamps``, sent when ``timestamps=True``)."""
+
+    request_id: str
+    words: tuple[WordTiming, ...]
+
+
+SessionEvent = (
+    RequestStarted | AudioChunk | RequestCompleted | RequestCancelled | RequestFailed | WordsReceived
+)
 
 
 class TTSSession:
@@ -201,6 +214,8 @@ class TTSSession:
         request_id: str | None = None,
         voice: str | None = None,
         speed: float | None = None,
+        normalize: bool | None = None,
+        timestamps: bool | None = None,
     ) -> str:
         """Send one text chunk for synthesis at once (earlier requests' audio is not waited for).
 
@@ -209,6 +224,8 @@ class TTSSession:
             request_id: The id to use; a fresh one when None.
             voice: The voice; the session's default when None.
             speed: The speed; the session's default when None.
+            normalize: False reads the text as written; None leaves the endpoint's default (true).
+            timestamps: True asks for :class:`WordsReceived` events before each segment's audio.
 
         Returns:
             The request id; its events carry it.
@@ -223,6 +240,8 @@ class TTSSession:
             voice=voice if voice is not None else self.voice,
             speed=speed if speed is not None else self.speed,
             request_id=rid,
+            normalize=normalize,
+            timestamps=timestamps,
         )
         # Owed from before the send: the answer may arrive before send() returns. The silence clock
         # starts when audio becomes owed.
@@ -418,6 +437,10 @@ class TTSSession:
             if self._end(message.request_id) is None:
                 return None
             return RequestCancelled(message.request_id)
+        if isinstance(message, WordTimestamps):
+            if self._owed.get(message.request_id, True):
+                return None  # cancelled (or unknown) request
+            return WordsReceived(message.request_id, message.words)
         assert isinstance(message, ErrorFrame)
         if message.request_id is not None:
             if self._end(message.request_id) is None:

@@ -60,7 +60,14 @@ def test_browser_page_streams_text_and_plays_pcm16_gaplessly(
 
     prompt = page.input_value("#prompt")
     assert replay_server.record.payloads == [
-        {"prompt": prompt, "mode": mode, "format": "pcm16", "voice": "jm_kumo", "speed": 1.1}
+        {
+            "prompt": prompt,
+            "mode": mode,
+            "format": "pcm16",
+            "voice": "jm_kumo",
+            "speed": 1.1,
+            "timestamps": True,
+        }
     ]
     assert stats["state"] == "done", stats["errors"]
     assert stats["errors"] == []

@@ -131,9 +131,9 @@ def test_synthesize_segments_speaks_a_long_sentence_phrase_by_phrase(onnx_engine
     phrased = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, 60))
     whole = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, None))
     assert len(phrased) == 2 and len(whole) == 1
-    seconds = sum(segment.size for segment in phrased) / onnx_engine.sample_rate
-    assert seconds == pytest.approx(whole[0].size / onnx_engine.sample_rate, rel=0.25)
-    assert phrased[0].size < 0.6 * whole[0].size
+    seconds = sum(segment.audio.size for segment in phrased) / onnx_engine.sample_rate
+    assert seconds == pytest.approx(whole[0].audio.size / onnx_engine.sample_rate, rel=0.25)
+    assert phrased[0].audio.size < 0.6 * whole[0].audio.size
 
 
 class RecordingEngine:

@@ -9,16 +9,29 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.speech import SpeechSegment
+from kokoro_endpoint.normalize import identity, normalize_for_speech
 from kokoro_endpoint.scheduler import close_iterator
-from kokoro_endpoint.text import split_segments
+from kokoro_endpoint.text import locate, split_segments
+from kokoro_endpoint.timestamps import segment_words, token_spans
+from strands_voice.frames import WordTiming
 
-__all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine", "synthesize_segments"]
+__all__ = [
+    "ENGINE_KINDS",
+    "Engine",
+    "RequestAudio",
+    "TimedEngine",
+    "choose_engine_kind",
+    "load_engine",
+    "synthesize_segments",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,25 +78,73 @@ class Engine(Protocol):
         ...
 
 
+@runtime_checkable
+class TimedEngine(Engine, Protocol):
+    """An engine that also reports each segment's phoneme durations (for word timestamps)."""
+
+    def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
+        """Like :meth:`Engine.synthesize`, yielding :class:`SpeechSegment` (audio and timing)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RequestAudio:
+    """One segment of a request: its audio and, when asked, the words it speaks.
+
+    Attributes:
+        audio: Mono float32 audio.
+        words: The words, ``char_*`` indexing the request's original text, times from this segment's first
+            sample (the sender adds the audio already sent); empty when timestamps were not asked for.
+    """
+
+    audio: npt.NDArray[np.float32]
+    words: tuple[WordTiming, ...] = ()
+
+
 def synthesize_segments(
-    engine: Engine, text: str, voice: str, speed: float, clause_chars: int | None
-) -> Iterator[npt.NDArray[np.float32]]:
+    engine: Engine,
+    text: str,
+    voice: str,
+    speed: float,
+    clause_chars: int | None,
+    *,
+    normalize: bool = True,
+    timestamps: bool = False,
+) -> Iterator[RequestAudio]:
     """A request's audio, one engine call per sentence or phrase (``text.split_segments``).
 
     Args:
         engine: The loaded engine.
-        text: The request's text.
+        text: The request's text, as the client sent it.
         voice: One of the engine's voices.
         speed: Speaking rate.
         clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
+        normalize: Read written forms the way people say them (``normalize.normalize_for_speech``).
+        timestamps: Work out each segment's words (needs a :class:`TimedEngine`; others give none).
 
     Yields:
-        The engine's segments, in order. Closing this generator closes the engine's current one.
+        The segments, in order. Closing this generator closes the engine's current one.
     """
-    for piece in split_segments(text, clause_chars):
-        segments = engine.synthesize(piece, voice, speed)
+    normalized = normalize_for_speech(text) if normalize else identity(text)
+    timed = timestamps and isinstance(engine, TimedEngine)
+    cursor = 0
+    for piece in split_segments(normalized.text, clause_chars):
+        offset = max(cursor, locate(normalized.text, piece, cursor))
+        cursor = offset + 1
+        if timed:
+            segments: Iterator[Any] = engine.synthesize_timed(piece, voice, speed)  # type: ignore[attr-defined]
+        else:
+            segments = engine.synthesize(piece, voice, speed)
         try:
-            yield from segments
+            for segment in segments:
+                if not isinstance(segment, SpeechSegment):
+                    yield RequestAudio(segment)
+                    continue
+                words: list[WordTiming] = []
+                if segment.timing is not None:
+                    spans = token_spans(segment.timing, engine.sample_rate)
+                    words = segment_words(spans, offset, normalized)
+                yield RequestAudio(segment.audio, tuple(words))
         finally:
             close_iterator(segments)
 

