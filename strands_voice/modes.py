@@ -44,10 +44,10 @@ from strands_voice.errors import TTSError
 from strands_voice.events import Event, EventBuilder
 from strands_voice.session import (
     AudioChunk,
-    RequestCancelled,
     RequestCompleted,
     RequestFailed,
     RequestStarted,
+    SessionEvent,
     TTSSession,
 )
 from strands_voice.tasks import cancel_and_wait
@@ -343,9 +343,7 @@ class Speaker:
         except TTSError as error:
             self._report(error)
 
-    def _on_event(
-        self, event: RequestStarted | AudioChunk | RequestCompleted | RequestCancelled | RequestFailed
-    ) -> None:
+    def _on_event(self, event: SessionEvent) -> None:
         if isinstance(event, AudioChunk):
             index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
             self._last_sentence = index
