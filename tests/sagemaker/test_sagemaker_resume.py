@@ -13,10 +13,10 @@ from collections.abc import Coroutine
 from typing import Any
 
 import pytest
+from fake_clock import FakeTime
 from fake_sagemaker_runtime import FakeStream, InProcessSageMaker, encode_exception
 
 from strands_voice.errors import SageMakerStreamError
-from strands_voice.retry import RetryPolicy
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import (
     AudioChunk,
@@ -34,25 +34,6 @@ def run[T](coro: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
             return await coro
 
     return asyncio.run(bounded())
-
-
-class FakeTime:
-    """A clock that moves only when the session sleeps."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    def policy(self) -> RetryPolicy:
-        return RetryPolicy(clock=self.clock, sleep=self.sleep, random=lambda: 0.5)
 
 
 def start(rid: str) -> bytes:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
+from fake_clock import FakeTime
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
@@ -447,25 +448,6 @@ def test_close_leaves_no_websocket_task_behind(who_closes: str) -> None:
 # ---- resume and retry ---------------------------------------------------------------------------------
 
 
-class FakeTime:
-    """A clock that only moves when the session sleeps: retry schedules replay exactly."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    def policy(self, **options: Any) -> RetryPolicy:
-        return RetryPolicy(clock=self.clock, sleep=self.sleep, random=lambda: 0.5, **options)
-
-
 @contextlib.asynccontextmanager
 async def scripted_server(
     handlers: list[Handler], *, refuse_first: int | None = None
@@ -502,6 +484,23 @@ async def drain_client(ws: ServerConnection, received: list[dict[str, Any]]) -> 
             await recv_json(ws, received)
 
 
+def answers(*audio: list[bytes]) -> Handler:
+    """A connection that reads one request per entry, answers each with its pieces, then listens."""
+
+    async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        ids = [(await recv_json(ws, received))["request_id"] for _ in audio]
+        for rid, pieces in zip(ids, audio, strict=True):
+            await answer(ws, rid, pieces)
+        await drain_client(ws, received)
+
+    return handler
+
+
+def resumable(url: str, fake: FakeTime, **options: Any) -> TTSSession:
+    """A session to ``url`` whose retries run on ``fake``'s clock."""
+    return TTSSession(WebSocketTransport(url), silence_timeout=10, retry=fake.policy(), **options)
+
+
 async def until(predicate: Callable[[], bool], limit_s: float = 10.0) -> None:
     """Wait (bounded) until ``predicate()`` holds."""
     async with asyncio.timeout(limit_s):
@@ -531,18 +530,13 @@ def test_resume_replays_every_unfinished_request_and_no_completed_byte(how: str)
         else:
             await ws.close(1001, "going away")  # a server shutting down: a normal close, audio owed
 
-    async def second(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        again = [(await recv_json(ws, received))["request_id"] for _ in range(2)]
-        await answer(ws, again[0], [b"\x02" * 48, b"\x03" * 48])
-        await answer(ws, again[1], [b"\x04" * 96])
-        await drain_client(ws, received)
-
     async def main() -> None:
         fake = FakeTime()
-        async with scripted_server([first, second]) as (url, received):
-            async with TTSSession(
-                WebSocketTransport(url), silence_timeout=10, retry=fake.policy()
-            ) as session:
+        async with scripted_server([first, answers([b"\x02" * 48, b"\x03" * 48], [b"\x04" * 96])]) as (
+            url,
+            received,
+        ):
+            async with resumable(url, fake) as session:
                 rids = [await session.synthesize(f"Sentence {n}.") for n in range(3)]
                 events: list[SessionEvent] = []
                 async for event in session:
@@ -577,19 +571,10 @@ def test_resume_replays_every_unfinished_request_and_no_completed_byte(how: str)
 
 def test_requests_sent_while_the_connection_is_down_go_out_in_order_after_it() -> None:
     """Requests made during an outage wait; ``finish`` during it is re-sent after the replay."""
-    resumed = asyncio.Event()
 
     async def first(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
         await recv_json(ws, received)
         ws.transport.abort()
-
-    async def second(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        resumed.set()
-        messages = [await recv_json(ws, received) for _ in range(3)]
-        for message in messages:
-            if message["type"] == "synthesize":
-                await answer(ws, message["request_id"], [b"\x05" * 48])
-        await drain_client(ws, received)
 
     async def main() -> None:
         fake = FakeTime()
@@ -600,7 +585,10 @@ def test_requests_sent_while_the_connection_is_down_go_out_in_order_after_it() -
             await fake.sleep(seconds)
 
         policy = RetryPolicy(clock=fake.clock, sleep=slow_sleep, random=lambda: 0.5)
-        async with scripted_server([first, second]) as (url, received):
+        async with scripted_server([first, answers([b"\x05" * 48], [b"\x05" * 48])]) as (
+            url,
+            received,
+        ):
             async with TTSSession(WebSocketTransport(url), silence_timeout=10, retry=policy) as session:
                 r0 = await session.synthesize("Zero.")
                 receiver = asyncio.create_task(collect(session))
@@ -609,7 +597,6 @@ def test_requests_sent_while_the_connection_is_down_go_out_in_order_after_it() -
                 await session.finish()
                 gate.set()
                 events = await receiver
-        assert resumed.is_set()
         assert wire(received[1]) == [("synthesize", f"{r0}~1"), ("synthesize", r1), ("close", None)]
         assert [e.request_id for e in events if isinstance(e, RequestCompleted)] == [r0, r1]
 
@@ -622,17 +609,12 @@ def test_endpoint_at_capacity_close_1013_is_retried() -> None:
         await ws.send(json.dumps({"type": "error", "code": "busy", "message": "At capacity."}))
         await ws.close(1013, "try again later")
 
-    async def serve_it(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        message = await recv_json(ws, received)
-        await answer(ws, message["request_id"], [b"\x06" * 48])
-        await drain_client(ws, received)
+    serve_it = answers([b"\x06" * 48])
 
     async def main() -> None:
         fake = FakeTime()
         async with scripted_server([refuse, refuse, serve_it]) as (url, received):
-            async with TTSSession(
-                WebSocketTransport(url), silence_timeout=10, retry=fake.policy()
-            ) as session:
+            async with resumable(url, fake) as session:
                 rid = await session.synthesize("Hello.")
                 await session.finish()
                 events = await collect(session)
@@ -646,17 +628,12 @@ def test_endpoint_at_capacity_close_1013_is_retried() -> None:
 
 @pytest.mark.parametrize("status", [429, 503])
 def test_busy_handshake_is_retried_at_open(status: int) -> None:
-    async def serve_it(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        message = await recv_json(ws, received)
-        await answer(ws, message["request_id"], [b"\x07" * 48])
-        await drain_client(ws, received)
+    serve_it = answers([b"\x07" * 48])
 
     async def main() -> None:
         fake = FakeTime()
         async with scripted_server([serve_it], refuse_first=status) as (url, _received):
-            async with TTSSession(
-                WebSocketTransport(url), silence_timeout=10, retry=fake.policy()
-            ) as session:
+            async with resumable(url, fake) as session:
                 rid = await session.synthesize("Hello.")
                 await session.finish()
                 events = await collect(session)
@@ -690,9 +667,7 @@ def test_invalid_requests_are_never_retried(code: str) -> None:
     async def main() -> None:
         fake = FakeTime()
         async with scripted_server([handler]) as (url, received):
-            async with TTSSession(
-                WebSocketTransport(url), silence_timeout=10, retry=fake.policy()
-            ) as session:
+            async with resumable(url, fake) as session:
                 rid = await session.synthesize("Hello.")
                 await session.finish()
                 events = await collect(session)
@@ -711,18 +686,12 @@ def test_busy_answer_to_one_request_is_retried_in_order() -> None:
         await ws.send(json.dumps({"type": "error", "request_id": r0, "code": "busy", "message": "Full."}))
         await drain_client(ws, received)
 
-    async def serve_it(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        again = [(await recv_json(ws, received))["request_id"] for _ in range(2)]
-        await answer(ws, again[0], [b"\x08" * 48])
-        await answer(ws, again[1], [b"\x09" * 48])
-        await drain_client(ws, received)
+    serve_it = answers([b"\x08" * 48], [b"\x09" * 48])
 
     async def main() -> None:
         fake = FakeTime()
         async with scripted_server([refuse, serve_it]) as (url, received):
-            async with TTSSession(
-                WebSocketTransport(url), silence_timeout=10, retry=fake.policy()
-            ) as session:
+            async with resumable(url, fake) as session:
                 r0 = await session.synthesize("Zero.")
                 r1 = await session.synthesize("One.")
                 await session.finish()
@@ -794,10 +763,7 @@ def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None
         got_keepalives.set()
         await ws.close(1000, "idle timeout")  # what the endpoint does after its idle timeout
 
-    async def serve_it(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
-        message = await recv_json(ws, received)
-        await answer(ws, message["request_id"], [b"\x0a" * 48])
-        await drain_client(ws, received)
+    serve_it = answers([b"\x0a" * 48])
 
     async def main() -> None:
         fake = FakeTime()
