@@ -48,7 +48,8 @@ class Answer:
 
 def _live_tasks() -> int:
     """Unfinished asyncio tasks on every loop of this process (the app's server thread included)."""
-    return sum(1 for obj in gc.get_objects() if isinstance(obj, asyncio.Task) and not obj.done())
+    # type(), not isinstance(): some objects (torch's deprecated aliases) warn when asked for __class__.
+    return sum(1 for obj in gc.get_objects() if issubclass(type(obj), asyncio.Task) and not obj.done())
 
 
 def _tcp_connections() -> int:

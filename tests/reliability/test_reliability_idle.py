@@ -30,6 +30,19 @@ def _endpoint(idle_s: float = IDLE_S) -> Any:
     return running_server(app)
 
 
+async def _listening(url: str, keepalive_s: float | None) -> tuple[TTSSession, list[SessionEvent], Any]:
+    """An open session whose events a task collects: (session, events so far, that task)."""
+    session = TTSSession(WebSocketTransport(url), keepalive_s=keepalive_s)
+    await session.open()
+    events: list[SessionEvent] = []
+
+    async def receive() -> None:
+        async for event in session:
+            events.append(event)
+
+    return session, events, asyncio.create_task(receive())
+
+
 def _run(coro: Any, limit_s: float = 60.0) -> Any:
     async def bounded() -> Any:
         async with asyncio.timeout(limit_s):
@@ -42,15 +55,7 @@ def test_reliability_idle_keepalive_keeps_a_slow_agents_session_open() -> None:
     """An agent that thinks for 2.5x the idle timeout keeps its session: the same connection speaks."""
 
     async def main(url: str) -> tuple[list[SessionEvent], int]:
-        session = TTSSession(WebSocketTransport(url), keepalive_s=IDLE_S / 20)
-        await session.open()
-        events: list[SessionEvent] = []
-
-        async def receive() -> None:
-            async for event in session:
-                events.append(event)
-
-        receiver = asyncio.create_task(receive())
+        session, events, receiver = await _listening(url, keepalive_s=IDLE_S / 20)
         await asyncio.sleep(2.5 * IDLE_S)  # the agent thinks (a tool call, a slow model)
         rid = await session.synthesize("Still here.")
         await session.finish()
@@ -71,15 +76,7 @@ def test_reliability_idle_close_without_keepalive_is_resumed_at_the_next_sentenc
     reconnects and is spoken."""
 
     async def main(url: str) -> tuple[list[SessionEvent], int]:
-        session = TTSSession(WebSocketTransport(url), keepalive_s=None)
-        await session.open()
-        events: list[SessionEvent] = []
-
-        async def receive() -> None:
-            async for event in session:
-                events.append(event)
-
-        receiver = asyncio.create_task(receive())
+        session, events, receiver = await _listening(url, keepalive_s=None)
         for _ in range(int(30 * IDLE_S / 0.05)):
             if not session.is_connected:
                 break

@@ -88,6 +88,18 @@ async def answer(ws: ServerConnection, rid: str, pieces: list[bytes]) -> None:
     await ws.send(complete(rid, sum(map(len, pieces))))
 
 
+async def cut(ws: ServerConnection, how: str) -> None:
+    """End the connection under a session the way ``how`` says."""
+    if how == "abort":
+        ws.transport.abort()  # a TCP reset: no close frame
+    elif how == "close_1011":
+        await ws.close(1011, "internal error")
+    elif how == "close_1001":
+        await ws.close(1001, "going away")  # a server shutting down: a normal close
+    else:
+        await ws.close()  # a normal close while audio is still owed is a drop too
+
+
 async def collect(session: TTSSession) -> list[SessionEvent]:
     return [event async for event in session]
 
@@ -288,12 +300,7 @@ def test_dropped_connection_is_typed_when_resume_is_off(how: str) -> None:
         first = await recv_json(ws, received)
         await ws.send(start(first["request_id"]))
         await ws.send(b"\x01" * 96)
-        if how == "abort":
-            ws.transport.abort()
-        elif how == "close_1011":
-            await ws.close(1011, "internal error")
-        else:
-            await ws.close()  # a normal close while audio is still owed is a drop too
+        await cut(ws, how)
 
     async def main() -> None:
         async with fake_server(handler) as (url, _):
@@ -523,12 +530,7 @@ def test_resume_replays_every_unfinished_request_and_no_completed_byte(how: str)
         await answer(ws, ids[0], [b"\x01" * 96])
         await ws.send(start(ids[1]))
         await ws.send(b"\x02" * 48)
-        if how == "abort":
-            ws.transport.abort()
-        elif how == "close_1011":
-            await ws.close(1011, "internal error")
-        else:
-            await ws.close(1001, "going away")  # a server shutting down: a normal close, audio owed
+        await cut(ws, how)
 
     async def main() -> None:
         fake = FakeTime()
