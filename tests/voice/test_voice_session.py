@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from fake_clock import FakeTime
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
@@ -784,3 +786,80 @@ def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None
         assert wire(received[1]) == [("synthesize", rid), ("close", None)]
 
     run(main())
+
+
+class FlakyEndpoint:
+    """An in-memory Leg 1 endpoint (a FrameTransport) whose n-th connection drops after ``drops[n]``
+    frames; connections past the plan never drop. Answers in order, each text with its own audio."""
+
+    def __init__(self, audio: dict[str, list[bytes]], drops: list[int]) -> None:
+        self.audio = audio
+        self.drops = drops
+        self.connections = 0
+        self._frames: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+        self._budget: int | None = None
+
+    async def connect(self) -> None:
+        self._frames = asyncio.Queue()
+        self._budget = self.drops[self.connections] if self.connections < len(self.drops) else None
+        self.connections += 1
+
+    async def send(self, message: str) -> None:
+        decoded = json.loads(message)
+        if decoded["type"] == "synthesize":
+            rid, pieces = decoded["request_id"], self.audio[decoded["text"]]
+            for frame in [start(rid), *pieces, complete(rid, sum(map(len, pieces)))]:
+                self._frames.put_nowait(frame)
+        elif decoded["type"] == "close":
+            self._frames.put_nowait(None)
+
+    async def receive(self) -> str | bytes:
+        if self._budget is not None:
+            if self._budget == 0:
+                raise TTSConnectionError("connection_lost", "dropped", retryable=True)
+            self._budget -= 1
+        frame = await self._frames.get()
+        if frame is None:
+            raise EOFError
+        return frame
+
+    async def close(self) -> None:
+        return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    requests=st.integers(min_value=1, max_value=4),
+    drops=st.lists(st.integers(min_value=0, max_value=14), max_size=4),
+)
+@example(requests=2, drops=[3, 0, 2])  # a drop right at a reconnect, then mid-audio again
+def test_resume_property_every_request_once_whole_no_completed_byte_repeated(
+    requests: int, drops: list[int]
+) -> None:
+    texts = [f"Text {n}." for n in range(requests)]
+    audio = {text: [bytes([n + 1]) * (4 + k) for k in range(3)] for n, text in enumerate(texts)}
+
+    async def main() -> tuple[list[str], list[SessionEvent]]:
+        endpoint = FlakyEndpoint(audio, drops)
+        async with TTSSession(endpoint, silence_timeout=10, retry=FakeTime().policy()) as session:
+            rids = [await session.synthesize(text) for text in texts]
+            await session.finish()
+            return rids, await collect(session)
+
+    rids, events = run(main())
+    assert [e.request_id for e in events if isinstance(e, RequestCompleted)] == rids
+    for rid, text in zip(rids, texts, strict=True):
+        mine = [e for e in events if e.request_id == rid]
+        completed = next(i for i, e in enumerate(mine) if isinstance(e, RequestCompleted))
+        assert completed == len(mine) - 1, "events for a request after its completion"
+        restarts = [i for i, e in enumerate(mine) if isinstance(e, RequestRestarted)]
+        last = restarts[-1] + 1 if restarts else 0
+        # After its last restart the request is answered whole, once.
+        assert b"".join(e.data for e in mine[last:] if isinstance(e, AudioChunk)) == b"".join(audio[text])
+        # Each restart voids exactly the bytes given since the attempt before it began.
+        begin = 0
+        for index in restarts:
+            given = sum(len(e.data) for e in mine[begin:index] if isinstance(e, AudioChunk))
+            restarted = mine[index]
+            assert isinstance(restarted, RequestRestarted) and restarted.dropped_bytes == given
+            begin = index + 1
