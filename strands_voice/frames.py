@@ -29,6 +29,7 @@ __all__ = [
     "Close",
     "ErrorCode",
     "ErrorFrame",
+    "Keepalive",
     "ServerMessage",
     "SynthesisCancelled",
     "SynthesisComplete",
@@ -83,7 +84,16 @@ class Close:
     """Finish what was already sent, then close the session with code 1000."""
 
 
-ClientMessage = Synthesize | Cancel | Close
+@dataclass(frozen=True, slots=True)
+class Keepalive:
+    """Nothing to send yet, but the session is still wanted: restarts the endpoint's idle clock.
+
+    The endpoint answers nothing. Sent by the agent side while no audio is owed, so a slow agent's
+    session outlives the idle timeout on every transport (SageMaker carries no WebSocket pings).
+    """
+
+
+ClientMessage = Synthesize | Cancel | Close | Keepalive
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +185,8 @@ def encode_client_message(message: ClientMessage) -> str:
         return _dumps(obj)
     if isinstance(message, Close):
         return _dumps({"type": "close"})
+    if isinstance(message, Keepalive):
+        return _dumps({"type": "keepalive"})
     raise TypeError(f"not a client message: {type(message).__name__}")
 
 
@@ -314,11 +326,15 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
         return Cancel(request_id=_optional_str(obj, "request_id"))
     if kind == "close":
         return Close()
+    if kind == "keepalive":
+        return Keepalive()
     if kind is None:
         raise FrameDecodeError("invalid_request", "The message needs a 'type' or a 'text'.")
     if not isinstance(kind, str):
         raise FrameDecodeError("invalid_request", "'type' must be a string.")
-    raise FrameDecodeError("invalid_request", "Unknown message type; expected synthesize, cancel or close.")
+    raise FrameDecodeError(
+        "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
+    )
 
 
 def _required_str(obj: dict[str, Any], key: str) -> str:

@@ -14,8 +14,8 @@ Both open one Leg 1 session at the start and encode the endpoint's pcm16 the sam
   that request (0 in the usual one-request case).
 
 Speech failures never stop the text: they become ``error`` events (``code`` is the endpoint's code, e.g.
-``text_too_long``, or the client's: ``connection_failed``, ``connect_timeout``, ``connection_dropped``,
-``connection_closed``, ``silence_timeout``) and the text keeps flowing. A failure of the session itself is
+``text_too_long``, or the client's: ``connection_failed``, ``connect_timeout``, ``connection_lost``,
+``silence_timeout``, ``busy``) and the text keeps flowing. A failure of the session itself is
 reported once; later chunks are then not spoken. When the caller stops iterating (``aclose``, a
 cancelled consumer), every task is cancelled and the session closed.
 

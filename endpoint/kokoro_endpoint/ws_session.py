@@ -36,6 +36,7 @@ from strands_voice.frames import (
     Cancel,
     Close,
     ErrorFrame,
+    Keepalive,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
@@ -176,6 +177,8 @@ class BidiSession:
                     await self._queue_error(refused)
             elif isinstance(decoded, Cancel):
                 self._cancel(decoded.request_id)
+            elif isinstance(decoded, Keepalive):
+                logger.debug("keepalive")  # its only effect: the activity counted above
             elif isinstance(decoded, Close):
                 self._closing = True
                 self._outbox.put_nowait(None)
