@@ -53,6 +53,9 @@ if TYPE_CHECKING:
         TTSRequestError,
         TTSTimeoutError,
     )
+    from strands_voice.event_queue import (
+        EventQueue,
+    )
     from strands_voice.events import (
         EVENT_TYPES,
         Event,
@@ -81,23 +84,26 @@ if TYPE_CHECKING:
         is_control_frame,
     )
     from strands_voice.handler import (
+        DEFAULT_MAX_QUEUED_EVENTS,
         VOICE_OPTIONS_KEY,
         EventStream,
         VoiceCallbackHandler,
+        ends_model_turn,
+    )
+    from strands_voice.heard import (
+        DeliveryLog,
+        heard_text,
     )
     from strands_voice.modes import (
-        DEFAULT_MAX_REQUEST_CHARS,
-        Mode,
-        Speaker,
-        TransportFactory,
-        VoiceOptions,
         run_batch,
         run_bidi,
         run_voice,
-        split_for_requests,
     )
     from strands_voice.plugin import (
         VoicePlugin,
+    )
+    from strands_voice.response import (
+        Response,
     )
     from strands_voice.sagemaker import (
         SageMakerTransport,
@@ -116,6 +122,15 @@ if TYPE_CHECKING:
         RequestStarted,
         SessionEvent,
         TTSSession,
+    )
+    from strands_voice.speaker import (
+        DEFAULT_MAX_REQUEST_CHARS,
+        MODES,
+        Mode,
+        Speaker,
+        TransportFactory,
+        VoiceOptions,
+        split_for_requests,
     )
     from strands_voice.sse import (
         DEFAULT_MAX_EVENT_BYTES,
@@ -137,6 +152,13 @@ __version__ = "0.1.0"
 
 # Public name -> the module that owns it.
 _EXPORTS: dict[str, str] = {
+    "ends_model_turn": "handler",
+    "DEFAULT_MAX_QUEUED_EVENTS": "handler",
+    "MODES": "speaker",
+    "Response": "response",
+    "heard_text": "heard",
+    "DeliveryLog": "heard",
+    "EventQueue": "event_queue",
     "ABBREVIATIONS": "chunker",
     "AUDIO_FORMATS": "audio",
     "AudioChunk": "session",
@@ -150,7 +172,7 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_CHANNELS": "frames",
     "DEFAULT_FORMAT": "frames",
     "DEFAULT_MAX_EVENT_BYTES": "sse",
-    "DEFAULT_MAX_REQUEST_CHARS": "modes",
+    "DEFAULT_MAX_REQUEST_CHARS": "speaker",
     "DEFAULT_SAMPLE_RATE": "frames",
     "ERROR_CODES": "frames",
     "EVENT_TYPES": "events",
@@ -165,7 +187,7 @@ _EXPORTS: dict[str, str] = {
     "IncrementalSentenceChunker": "chunker",
     "MIME_TYPES": "audio",
     "MissingDependencyError": "errors",
-    "Mode": "modes",
+    "Mode": "speaker",
     "Mp3Encoder": "audio",
     "OpusEncoder": "audio",
     "Pcm16Encoder": "audio",
@@ -185,7 +207,7 @@ _EXPORTS: dict[str, str] = {
     "ScriptedModelConfig": "scripted",
     "ServerMessage": "frames",
     "SessionEvent": "session",
-    "Speaker": "modes",
+    "Speaker": "speaker",
     "StrandsVoiceError": "errors",
     "SynthesisCancelled": "frames",
     "SynthesisComplete": "frames",
@@ -196,10 +218,10 @@ _EXPORTS: dict[str, str] = {
     "TTSRequestError": "errors",
     "TTSSession": "session",
     "TTSTimeoutError": "errors",
-    "TransportFactory": "modes",
+    "TransportFactory": "speaker",
     "VOICE_OPTIONS_KEY": "handler",
     "VoiceCallbackHandler": "handler",
-    "VoiceOptions": "modes",
+    "VoiceOptions": "speaker",
     "VoicePlugin": "plugin",
     "WavEncoder": "audio",
     "WebSocketTransport": "websocket",
@@ -223,7 +245,7 @@ _EXPORTS: dict[str, str] = {
     "run_batch": "modes",
     "run_bidi": "modes",
     "run_voice": "modes",
-    "split_for_requests": "modes",
+    "split_for_requests": "speaker",
     "split_tokens": "scripted",
     "transport_from_url": "connect",
     "wav_header": "audio",
@@ -238,11 +260,13 @@ __all__ = [
     "DEFAULT_CHANNELS",
     "DEFAULT_FORMAT",
     "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_QUEUED_EVENTS",
     "DEFAULT_MAX_REQUEST_CHARS",
     "DEFAULT_SAMPLE_RATE",
     "ERROR_CODES",
     "EVENT_TYPES",
     "MIME_TYPES",
+    "MODES",
     "SAMPLE_RATE",
     "SCRIPTED_ANSWER",
     "STREAMING_WAV_SIZE",
@@ -253,10 +277,12 @@ __all__ = [
     "Cancel",
     "ClientMessage",
     "Close",
+    "DeliveryLog",
     "ErrorCode",
     "ErrorFrame",
     "Event",
     "EventBuilder",
+    "EventQueue",
     "EventStream",
     "Frame",
     "FrameDecodeError",
@@ -271,6 +297,7 @@ __all__ = [
     "RequestCompleted",
     "RequestFailed",
     "RequestStarted",
+    "Response",
     "SSEDecodeError",
     "SSEDecoder",
     "SSEEvent",
@@ -308,8 +335,10 @@ __all__ = [
     "encode_server_message",
     "encode_sse",
     "encode_sse_event",
+    "ends_model_turn",
     "ends_with_abbreviation",
     "float32_to_pcm16",
+    "heard_text",
     "is_control_frame",
     "mp3_frame_size",
     "pcm16_to_float32",

@@ -23,6 +23,7 @@ EVENT_TYPES: Final = (
     "audio_start",
     "audio_chunk",
     "sentence_complete",
+    "interrupted",
     "audio_end",
     "agent_end",
     "error",
@@ -72,6 +73,12 @@ class EventBuilder:
     def audio_end(self, *, chunks: int, duration_s: float) -> Event:
         """``audio_end``: no more audio for this response."""
         return self._event("audio_end", chunks=chunks, duration_s=round(duration_s, 3))
+
+    def interrupted(self, *, heard_text: str, sentences_done: list[int], sentence_cut: int | None) -> Event:
+        """``interrupted``: barge-in; what the caller heard, the sentences heard in full, the one cut."""
+        return self._event(
+            "interrupted", heard_text=heard_text, sentences_done=sentences_done, sentence_cut=sentence_cut
+        )
 
     def agent_end(self, *, ttfa_ms: float | None, text_ms: float | None, audio_ms: float | None) -> Event:
         """``agent_end``: the last event; times are ``t_ms`` values (None when there was no such event)."""

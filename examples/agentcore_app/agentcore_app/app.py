@@ -5,8 +5,12 @@ Leg 3 events, each framed by the runtime as ``data: {json}\\n\\n``. A bad payloa
 one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check, ``GET /`` the browser
 page (``static/index.html``) and ``/static/...`` its files.
 
-Every invocation gets a fresh agent, so no conversation is shared between callers or requests. When the
-caller disconnects mid-answer, the answer stops: its tasks are cancelled and its TTS session is closed.
+Every invocation gets a fresh agent with a fresh :class:`~strands_voice.handler.VoiceCallbackHandler` as its
+callback handler, so no conversation is shared between callers or requests; the payload's ``mode``,
+``voice``, ``speed`` and ``format`` reach the handler per request. The handler's ``stream()`` yields the
+Leg 3 events (``text_delta`` from the token stream, the speech events from the handler) from one queue in
+arrival order. When the caller disconnects mid-answer, the app calls ``handler.interrupt()`` (barge-in: the
+endpoint gets a Leg 1 ``cancel``), then the answer stops: its tasks are cancelled, its TTS session closed.
 """
 
 from __future__ import annotations
@@ -30,8 +34,9 @@ from strands import Agent
 from strands.models import Model
 
 from strands_voice.events import EventBuilder
+from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.models import create_model
-from strands_voice.modes import VoiceOptions, run_voice
+from strands_voice.speaker import VoiceOptions
 from strands_voice.tasks import cancel_and_wait
 
 from .config import (
@@ -106,7 +111,7 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
 
     The base class echoes the JSON parser's exception text to the caller; this one does not. Its
     streaming response is replaced by one that closes the whole generator chain (the base class's SSE
-    wrapper, the entrypoint's generator, ``run_voice``) when the caller disconnects.
+    wrapper, the entrypoint's generator, the handler's stream) when the caller disconnects.
     """
 
     async def _handle_invocation(self, request: Request) -> Response:
@@ -126,7 +131,7 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
 
     async def _stream_with_error_handling(self, generator: AsyncGenerator[Any, None]) -> AsyncIterator[bytes]:
         # The base class iterates the entrypoint's generator but never closes it: closing this wrapper
-        # closes the base's wrapper, then the entrypoint's generator (and with it run_voice).
+        # closes the base's wrapper, then the entrypoint's generator (and with it the handler's stream).
         async with contextlib.aclosing(generator):
             framed = super()._stream_with_error_handling(generator)  # type: ignore[no-untyped-call]
             async with contextlib.aclosing(framed):
@@ -175,27 +180,31 @@ def create_app(
     app = VoiceAgentCoreApp()
 
     async def stream_answer(request: VoiceRequest, request_id: str | None) -> AsyncIterator[dict[str, Any]]:
-        # A fresh agent per invocation: no messages carry over to the next caller.
-        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=None)
-        clock = EventBuilder()  # only for an error raised past run_voice; its t_ms is close enough
-        options = VoiceOptions(voice=request.voice, speed=request.speed, format=request.format)
+        # A fresh agent per invocation (no messages carry over to the next caller), speaking through a
+        # fresh voice handler: the handler is the whole voice pipeline.
+        voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
+        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=voice)
+        options = VoiceOptions(
+            mode=request.mode, voice=request.voice, speed=request.speed, format=request.format
+        )
+        clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:
-            events = run_voice(
-                request.mode,
-                agent,
-                request.prompt,
-                tts_url=resolved_url,
-                options=options,
-                request_id=request_id,
-                silence_timeout=resolved_silence_timeout,
-            )
-            # Closing this generator (the caller left) closes run_voice: its tasks and TTS session end.
+            # text_delta from the agent's token stream and the handler's speech events, from one queue.
+            events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
             async with contextlib.aclosing(events):
-                async for event in events:
-                    yield event
+                try:
+                    async for event in events:
+                        yield event
+                except BaseException:
+                    # The caller disconnected (this generator is closed or cancelled): barge in, so the
+                    # endpoint gets a Leg 1 cancel before the stream's cleanup closes the TTS session.
+                    voice.interrupt()
+                    raise
         except Exception:
             logger.exception("request_id=<%s> | voice answer failed", request_id)
             yield clock.error(code="internal", message="the agent could not finish its answer; try again")
+        finally:
+            voice.close()
 
     # A plain function on purpose: bedrock-agentcore then streams the returned async generator on the
     # server's own loop, where a caller's disconnect cancels it at once. An async entrypoint's generator
