@@ -6,16 +6,21 @@ import asyncio
 import contextlib
 import json
 import threading
+from collections.abc import AsyncIterable
 from typing import Any
 
 import pytest
 from strands import Agent
+from strands.models.model import Model
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands.types.tools import ToolSpec
 
 from strands_voice.chunker import IncrementalSentenceChunker
 from strands_voice.events import EVENT_TYPES, EventBuilder
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog, heard_text
-from strands_voice.scripted import ScriptedModel
+from strands_voice.scripted import split_tokens
 from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 from strands_voice.websocket import WebSocketTransport
@@ -28,7 +33,49 @@ SENTENCE = (
     "This is a long sentence about the weather in the mountains that goes on and on without a pause "
     "so that the endpoint needs several phrases to say it all and the listener has time to interrupt. "
 )
-ANSWER = "".join(SENTENCE.replace("This is", f"Part {n} is") for n in range(1, 7)).strip()
+SPOKEN_PART = "".join(SENTENCE.replace("This is", f"Part {n} is") for n in range(1, 4))
+LATER_PART = "And after the barge-in the agent keeps writing. It says more. And more still."
+ANSWER = SPOKEN_PART + LATER_PART
+
+
+class GatedModel(Model):
+    """A stand-in LLM: streams ``SPOKEN_PART``, waits until ``gate`` is set, then streams ``LATER_PART``."""
+
+    def __init__(self) -> None:
+        self.config: dict[str, Any] = {"model_id": "gated"}
+        self.gate = threading.Event()
+        self.gate_opened: bool | None = None
+
+    def update_config(self, **model_config: Any) -> None:  # type: ignore[override]
+        self.config.update(model_config)
+
+    def get_config(self) -> dict[str, Any]:  # type: ignore[override]
+        return self.config
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: list[ToolSpec] | None = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockStart": {"start": {}}}
+        for token in split_tokens(SPOKEN_PART):
+            await asyncio.sleep(0.005)
+            yield {"contentBlockDelta": {"delta": {"text": token}}}
+        self.gate_opened = await asyncio.to_thread(self.gate.wait, SILENCE_S)
+        for token in split_tokens(LATER_PART):
+            yield {"contentBlockDelta": {"delta": {"text": token}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+
+    async def structured_output(  # type: ignore[override]
+        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
+    ) -> Any:
+        raise NotImplementedError
+        yield {}
+
 
 #: The shared CPU can synthesize several times slower than real time while other suites run.
 SILENCE_S = 120.0
@@ -68,8 +115,8 @@ class ProbingTransport:
                 frame = await self.inner.receive()
                 self.received.append(frame)
                 if isinstance(frame, str) and PROBE_ID in frame:
-                    if json.loads(frame)["type"] == "synthesis_complete":
-                        self._probe_done.set()
+                    if json.loads(frame)["type"] != "synthesis_start":
+                        self._probe_done.set()  # the probe's answer ended
                     continue
                 # Held back while the client is _HELD frames behind, except once it is closing.
                 while self._frames.qsize() >= self._HELD and not self._probing:
@@ -128,8 +175,9 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
         max_queued_events=4,
         chunker_factory=lambda: IncrementalSentenceChunker(first_chunk_min_chars=None),
     )
-    # The text goes on for a while after the barge-in: it must keep flowing, unspoken.
-    agent = Agent(model=ScriptedModel(ANSWER, first_sentence_s=0.2, total_s=8.0), callback_handler=voice)
+    # The agent goes on writing only after the barge-in: that text must flow, unspoken.
+    model = GatedModel()
+    agent = Agent(model=model, callback_handler=voice)
     calls: list[bool] = []
 
     async def main() -> list[dict[str, Any]]:
@@ -142,6 +190,7 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
                     def barge_in() -> None:
                         calls.append(voice.interrupt())
                         calls.append(voice.interrupt())
+                        model.gate.set()
 
                     thread = threading.Thread(target=barge_in)
                     thread.start()
@@ -151,7 +200,7 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
 
     events = asyncio.run(asyncio.wait_for(main(), 200))
     voice.close()
-    assert calls == [True, True]
+    assert calls == [True, True] and model.gate_opened is True
     kinds = [e["type"] for e in events]
     assert all(kind in EVENT_TYPES for kind in kinds)
     assert kinds[0] == "agent_start" and kinds[-1] == "agent_end" and "error" not in kinds
@@ -179,8 +228,9 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
     (transport,) = made
     sent = [m["type"] for m in transport.sent]
     assert sent[-2:] == ["cancel", "close"] and set(sent[:-2]) == {"synthesize"}
-    spoken = transport.synthesized
-    assert len(spoken) < len(ANSWER.split(". ")), "the rest of the answer must not be spoken"
+    # Only the chunks released before the barge-in were sent (the third sentence is released only by the
+    # text that follows it, which comes after the barge-in): nothing of the rest.
+    assert transport.synthesized == [SENTENCE.replace("This is", f"Part {n} is").strip() for n in (1, 2)]
     controls = transport.controls()
     cancelled = [(i, m["request_id"]) for i, m in controls if m["type"] == "synthesis_cancelled"]
     assert cancelled, "the endpoint must end the cancelled request with synthesis_cancelled"

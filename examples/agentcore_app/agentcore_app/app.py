@@ -19,7 +19,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -71,7 +72,14 @@ class _StoppingStreamingResponse(StreamingResponse):
     collection, if ever), and one caught mid-``await`` is cancelled again at every ``await`` of its
     cleanup. Here the sending runs in a task that a disconnect cancels once (plain asyncio, so ``finally``
     blocks can await their cleanup), and the body is closed afterwards whatever happened.
+
+    Args:
+        on_disconnect: Called once, first, when the caller has gone mid-answer (the app's barge-in).
     """
+
+    def __init__(self, *args: Any, on_disconnect: Callable[[], object] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.on_disconnect = on_disconnect
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -94,8 +102,12 @@ class _StoppingStreamingResponse(StreamingResponse):
             await self.background()
 
     async def _stop(self, streaming: asyncio.Task[None], watching: asyncio.Task[None]) -> None:
-        if not streaming.done():
+        sent_all = streaming.done() and not streaming.cancelled() and streaming.exception() is None
+        if not sent_all:
             logger.debug("the caller disconnected; stopping the answer")
+            if self.on_disconnect is not None:
+                # Before anything is cancelled, so the TTS endpoint gets the barge-in's Leg 1 cancel.
+                self.on_disconnect()
         await cancel_and_wait([streaming, watching], _STOP_TIMEOUT_S)
         body = self.body_iterator
         if streaming.done() and isinstance(body, AsyncGenerator):
@@ -110,9 +122,26 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
     an answer whose caller has gone.
 
     The base class echoes the JSON parser's exception text to the caller; this one does not. Its
-    streaming response is replaced by one that closes the whole generator chain (the base class's SSE
-    wrapper, the entrypoint's generator, the handler's stream) when the caller disconnects.
+    streaming response is replaced by one that, when the caller disconnects, first calls the answer's
+    barge-in (registered with :meth:`on_disconnect`), then closes the whole generator chain (the base
+    class's SSE wrapper, the entrypoint's generator, the handler's stream).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # What to call when an answer's caller disconnects, by the generator that streams the answer.
+        self._on_disconnect: weakref.WeakKeyDictionary[Any, Callable[[], object]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def on_disconnect(self, answer: AsyncGenerator[Any, None], callback: Callable[[], object]) -> None:
+        """Call ``callback`` (e.g. ``handler.interrupt``) if the caller of ``answer`` disconnects mid-answer.
+
+        Args:
+            answer: The async generator the entrypoint returns.
+            callback: Called once, on the server's loop, before the answer is stopped.
+        """
+        self._on_disconnect[answer] = callback
 
     async def _handle_invocation(self, request: Request) -> Response:
         try:
@@ -123,13 +152,25 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
         response: Response = await super()._handle_invocation(request)  # type: ignore[no-untyped-call]
         if type(response) is StreamingResponse:
             stopping = _StoppingStreamingResponse(
-                response.body_iterator, status_code=response.status_code, background=response.background
+                response.body_iterator,
+                status_code=response.status_code,
+                background=response.background,
+                on_disconnect=self._on_disconnect.pop(response.body_iterator, None),
             )
             stopping.raw_headers = response.raw_headers
             return stopping
         return response
 
-    async def _stream_with_error_handling(self, generator: AsyncGenerator[Any, None]) -> AsyncIterator[bytes]:
+    def _stream_with_error_handling(
+        self, generator: AsyncGenerator[Any, None]
+    ) -> AsyncGenerator[bytes, None]:
+        framed = self._closing_stream(generator)
+        callback = self._on_disconnect.pop(generator, None)
+        if callback is not None:
+            self._on_disconnect[framed] = callback  # the streaming response gets the framed generator
+        return framed
+
+    async def _closing_stream(self, generator: AsyncGenerator[Any, None]) -> AsyncGenerator[bytes, None]:
         # The base class iterates the entrypoint's generator but never closes it: closing this wrapper
         # closes the base's wrapper, then the entrypoint's generator (and with it the handler's stream).
         async with contextlib.aclosing(generator):
@@ -179,10 +220,11 @@ def create_app(
 
     app = VoiceAgentCoreApp()
 
-    async def stream_answer(request: VoiceRequest, request_id: str | None) -> AsyncIterator[dict[str, Any]]:
+    async def stream_answer(
+        request: VoiceRequest, request_id: str | None, voice: VoiceCallbackHandler
+    ) -> AsyncGenerator[dict[str, Any], None]:
         # A fresh agent per invocation (no messages carry over to the next caller), speaking through a
         # fresh voice handler: the handler is the whole voice pipeline.
-        voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
         agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=voice)
         options = VoiceOptions(
             mode=request.mode, voice=request.voice, speed=request.speed, format=request.format
@@ -191,15 +233,10 @@ def create_app(
         try:
             # text_delta from the agent's token stream and the handler's speech events, from one queue.
             events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
+            # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
             async with contextlib.aclosing(events):
-                try:
-                    async for event in events:
-                        yield event
-                except BaseException:
-                    # The caller disconnected (this generator is closed or cancelled): barge in, so the
-                    # endpoint gets a Leg 1 cancel before the stream's cleanup closes the TTS session.
-                    voice.interrupt()
-                    raise
+                async for event in events:
+                    yield event
         except Exception:
             logger.exception("request_id=<%s> | voice answer failed", request_id)
             yield clock.error(code="internal", message="the agent could not finish its answer; try again")
@@ -223,7 +260,11 @@ def create_app(
             context.session_id,
             request.mode,
         )
-        return stream_answer(request, request_id)
+        voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
+        answer = stream_answer(request, request_id, voice)
+        # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
+        app.on_disconnect(answer, voice.interrupt)
+        return answer
 
     pages = Path(static_dir) if static_dir is not None else STATIC_DIR
 
