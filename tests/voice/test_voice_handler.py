@@ -14,8 +14,8 @@ from strands.handlers.callback_handler import CompositeCallbackHandler, Printing
 
 from strands_voice.audio import BYTES_PER_SECOND
 from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
-from strands_voice.modes import VoiceOptions
 from strands_voice.scripted import ScriptedModel
+from strands_voice.speaker import VoiceOptions
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -201,4 +201,5 @@ def test_per_request_options_type() -> None:
     voice.set_request_options(format="mp3")
     assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0, format="mp3")
     assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0)  # next request only
+    assert voice._resolve({"mode": "batch"}) == VoiceOptions(voice="a", speed=1.0, mode="batch")
     voice.close()
