@@ -382,7 +382,8 @@ class VoiceCallbackHandler:
 
         The handler should be the agent's callback handler (or part of it: ``CompositeCallbackHandler``,
         :class:`~strands_voice.plugin.VoicePlugin`); if it is not, it is composed with the agent's own
-        handler for the duration of the run. One response at a time per handler.
+        handler for the duration of the run. One response at a time per handler. The run's events go to
+        this generator only (not to ``on_audio``, ``on_event`` or :meth:`events`).
 
         Args:
             agent: The Strands agent.

@@ -175,6 +175,8 @@ class Speaker:
         self._next_sentence = 0
         self._last_sentence = 0
         self._pending_pcm = 0  # pcm bytes encoded since the last audio_chunk
+        self._finishing = False  # finish() was called: the session's end is ours
+        self._idle_closed = False  # the endpoint closed the session while nothing was owed
         self.failed = False
         self.silenced = False
         self.audio_started = False
@@ -215,7 +217,12 @@ class Speaker:
         self._emit(self.builder.error(code=error.code, message=f"Speech failed: {error.message}."))
 
     async def _ready(self) -> TTSSession | None:
-        """The open session, or None once speech has failed."""
+        """The open session (a new one if the endpoint closed the last while idle), or None once speech
+        has failed."""
+        if self._idle_closed and not self._finishing:
+            # E.g. its idle timeout during a long tool call: the next chunk opens a new session.
+            self._idle_closed = False
+            self._opening = None
         if self._opening is None:
             self.start()
         assert self._opening is not None
@@ -226,17 +233,31 @@ class Speaker:
         """Send one chunk for synthesis now (a no-op once speech has failed or was interrupted)."""
         if not text.strip() or self.silenced:
             return
-        session = await self._ready()
-        if session is None or self.silenced:
-            return
         index = self._next_sentence
         self._next_sentence += 1
-        rid = session.new_request_id()
-        self._sentences[rid] = (index, text)
-        try:
-            await session.synthesize(text, request_id=rid)
-        except TTSError as error:
-            self._report(error)
+        for attempt in (1, 2):
+            session = await self._ready()
+            if session is None or self.silenced:
+                return
+            rid = session.new_request_id()
+            self._sentences[rid] = (index, text)
+            try:
+                await session.synthesize(text, request_id=rid)
+                return
+            except TTSError as error:
+                self._sentences.pop(rid, None)
+                if attempt == 1 and await self._closed_while_idle():
+                    continue  # the endpoint had just closed the idle session: say it on a new one
+                self._report(error)
+                return
+
+    async def _closed_while_idle(self) -> bool:
+        """After a failed send: whether the endpoint had closed the session for idleness (so a new one
+        may be opened), once the audio task has noticed."""
+        if self._receiving is None or self._finishing:
+            return False
+        await asyncio.wait({self._receiving}, timeout=_CANCEL_SEND_TIMEOUT)
+        return self._idle_closed
 
     def interrupt(self) -> None:
         """Barge-in: speak nothing more, drop every later audio event, send Leg 1 ``cancel`` (on the loop).
@@ -262,6 +283,9 @@ class Speaker:
 
     async def finish(self) -> None:
         """No more text: the session ends once the owed audio has arrived (or been cancelled)."""
+        self._finishing = True
+        if self._idle_closed:
+            return  # the endpoint already closed the idle session, and nothing was said since
         session = await self._ready()
         await self._cancel_sent()
         if session is not None:
@@ -304,12 +328,20 @@ class Speaker:
         assert self._opening is not None
         try:
             await self._opening
-            if self.session is None:
+            session = self.session
+            if session is None:
                 return  # could not open; reported
-            async for event in self.session:
+            async for event in session:
                 if self._wait_for_room is not None and not self.silenced:
                     await self._wait_for_room()
                 self._on_event(event)
+            if not self._finishing:
+                # The endpoint closed the session normally with nothing owed (its idle timeout, while
+                # the agent ran a long tool): not a failure; the next chunk opens a new session.
+                logger.debug("the endpoint closed the idle TTS session")
+                self._idle_closed = True
+                self.session = None
+                await session.close()
         except TTSError as error:
             if not self.silenced:
                 self._report(error)

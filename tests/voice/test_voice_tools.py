@@ -8,7 +8,7 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
 import pytest
@@ -23,6 +23,8 @@ from strands_voice.handler import VoiceCallbackHandler, ends_model_turn
 from strands_voice.scripted import split_tokens
 from strands_voice.speaker import VoiceOptions
 from strands_voice.transport import Frame
+
+from .conftest import RecordingTransport
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -82,10 +84,15 @@ class WeatherModel(Model):
 
 
 class SlowTool:
-    """``get_weather``: waits until the test releases it (at most ``limit_s``), then idles ``extra_s``."""
+    """``get_weather``: waits until the test releases it (at most ``limit_s``), then idles ``extra_s``,
+    then waits for ``then_wait`` (if given)."""
 
-    def __init__(self, limit_s: float = 120.0, extra_s: float = 0.0) -> None:
+    def __init__(
+        self, limit_s: float = 120.0, extra_s: float = 0.0, then_wait: threading.Event | None = None
+    ) -> None:
         self.release = threading.Event()
+        self.then_wait = then_wait
+        self.waited_in_time: bool | None = None
         self.started = threading.Event()
         self.finished = threading.Event()
         self.released_in_time: bool | None = None
@@ -102,6 +109,8 @@ class SlowTool:
             self.started.set()
             self.released_in_time = self.release.wait(self.limit_s)
             time.sleep(self.extra_s)  # a tool that keeps running while the TTS session is idle
+            if self.then_wait is not None:
+                self.waited_in_time = self.then_wait.wait(self.limit_s)
             self.finished.set()
             return f"{TOOL_RESULT} in {city}"
 
@@ -242,6 +251,58 @@ def test_a_tool_that_outlasts_the_silence_timeout_does_not_trip_it() -> None:
     assert [e["text"] for e in of_type(events, "sentence_complete")] == [PREAMBLE, ANSWER]
     (transport,) = made
     assert [m["type"] for m in transport.sent] == ["synthesize", "synthesize", "close"]
+
+
+@pytest.fixture(scope="module")
+def idle_closing_endpoint(onnx_engine: Any) -> Iterator[Any]:
+    """A second REAL endpoint (same engine) that closes a session idle for 1 s."""
+    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.settings import Settings
+
+    with running_server(create_app(engine=onnx_engine, settings=Settings(idle_timeout_s=1.0))) as server:
+        yield server
+
+
+def test_a_tool_that_outlasts_the_endpoint_idle_timeout_gets_a_new_session(
+    idle_closing_endpoint: Any,
+) -> None:
+    from strands_voice.websocket import WebSocketTransport
+
+    closed_by_endpoint = threading.Event()
+
+    class Watched(RecordingTransport):
+        async def receive(self) -> Frame:
+            try:
+                return await super().receive()
+            except EOFError:
+                closed_by_endpoint.set()
+                raise
+
+    made: list[Watched] = []
+
+    def factory() -> Watched:
+        made.append(Watched(WebSocketTransport(idle_closing_endpoint.ws_url)))
+        return made[-1]
+
+    # The tool runs until the endpoint has closed the idle session (its idle timeout, 1 s here).
+    slow = SlowTool(then_wait=closed_by_endpoint)
+    voice = VoiceCallbackHandler(transport_factory=factory, silence_timeout=SILENCE_S)
+    agent = Agent(model=WeatherModel(), tools=[slow.tool], callback_handler=voice)
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "sentence_complete":
+            slow.release.set()
+
+    events = run_stream(voice, agent, on_event)
+    voice.close()
+    assert slow.released_in_time is True and slow.waited_in_time is True
+    assert not of_type(events, "error"), of_type(events, "error")
+    assert [e["text"] for e in of_type(events, "sentence_complete")] == [PREAMBLE, ANSWER]
+    # The session was closed by the endpoint while idle; the answer after the tool got a new one. (On a
+    # very loaded machine the endpoint may also close the first session before the model's first words.)
+    assert [text for transport in made for text in transport.synthesized] == [PREAMBLE, ANSWER]
+    assert len(made) >= 2 and [m["type"] for m in made[-1].sent] == ["synthesize", "close"]
 
 
 def test_the_agent_call_form_flushes_at_the_tool_call_too(endpoint_server: Any, recording: Any) -> None:
