@@ -24,8 +24,6 @@ from strands_voice.scripted import split_tokens
 from strands_voice.speaker import VoiceOptions
 from strands_voice.transport import Frame
 
-from .conftest import RecordingTransport
-
 pytestmark = pytest.mark.timeout(240)
 
 PREAMBLE = "Let me check the weather for you"  # no final period: only the tool call ends it
@@ -271,7 +269,17 @@ def test_a_tool_that_outlasts_the_endpoint_idle_timeout_gets_a_new_session(
 
     closed_by_endpoint = threading.Event()
 
-    class Watched(RecordingTransport):
+    class Watched(WebSocketTransport):
+        """The real transport; records the texts sent, and notes when the endpoint closed the session."""
+
+        def __init__(self, url: str) -> None:
+            super().__init__(url)
+            self.sent: list[dict[str, Any]] = []
+
+        async def send(self, message: str) -> None:
+            self.sent.append(json.loads(message))
+            await super().send(message)
+
         async def receive(self) -> Frame:
             try:
                 return await super().receive()
@@ -279,10 +287,14 @@ def test_a_tool_that_outlasts_the_endpoint_idle_timeout_gets_a_new_session(
                 closed_by_endpoint.set()
                 raise
 
+        @property
+        def synthesized(self) -> list[str]:
+            return [m["text"] for m in self.sent if m["type"] == "synthesize"]
+
     made: list[Watched] = []
 
     def factory() -> Watched:
-        made.append(Watched(WebSocketTransport(idle_closing_endpoint.ws_url)))
+        made.append(Watched(idle_closing_endpoint.ws_url))
         return made[-1]
 
     # The tool runs until the endpoint has closed the idle session (its idle timeout, 1 s here).
