@@ -60,6 +60,9 @@ if TYPE_CHECKING:
         TTSRequestError,
         TTSTimeoutError,
     )
+    from strands_voice.event_queue import (
+        EventQueue,
+    )
     from strands_voice.events import (
         EVENT_TYPES,
         Event,
@@ -92,23 +95,26 @@ if TYPE_CHECKING:
         words_json,
     )
     from strands_voice.handler import (
+        DEFAULT_MAX_QUEUED_EVENTS,
         VOICE_OPTIONS_KEY,
         EventStream,
         VoiceCallbackHandler,
+        ends_model_turn,
+    )
+    from strands_voice.heard import (
+        DeliveryLog,
+        heard_text,
     )
     from strands_voice.modes import (
-        DEFAULT_MAX_REQUEST_CHARS,
-        Mode,
-        Speaker,
-        TransportFactory,
-        VoiceOptions,
         run_batch,
         run_bidi,
         run_voice,
-        split_for_requests,
     )
     from strands_voice.plugin import (
         VoicePlugin,
+    )
+    from strands_voice.response import (
+        Response,
     )
     from strands_voice.retry import (
         NO_RETRY,
@@ -136,6 +142,15 @@ if TYPE_CHECKING:
         TTSSession,
         WordsReceived,
     )
+    from strands_voice.speaker import (
+        DEFAULT_MAX_REQUEST_CHARS,
+        MODES,
+        Mode,
+        Speaker,
+        TransportFactory,
+        VoiceOptions,
+        split_for_requests,
+    )
     from strands_voice.sse import (
         DEFAULT_MAX_EVENT_BYTES,
         SSEDecoder,
@@ -156,6 +171,13 @@ __version__ = "0.1.0"
 
 # Public name -> the module that owns it.
 _EXPORTS: dict[str, str] = {
+    "ends_model_turn": "handler",
+    "DEFAULT_MAX_QUEUED_EVENTS": "handler",
+    "MODES": "speaker",
+    "Response": "response",
+    "heard_text": "heard",
+    "DeliveryLog": "heard",
+    "EventQueue": "event_queue",
     "ABBREVIATIONS": "chunker",
     "AGENT_ERROR_CODES": "errors",
     "AUDIO_FORMATS": "audio",
@@ -175,8 +197,8 @@ _EXPORTS: dict[str, str] = {
     "DEFAULT_CHANNELS": "frames",
     "DEFAULT_FORMAT": "frames",
     "DEFAULT_MAX_EVENT_BYTES": "sse",
-    "DEFAULT_MAX_REQUEST_CHARS": "modes",
     "DEFAULT_RETRY": "session",
+    "DEFAULT_MAX_REQUEST_CHARS": "speaker",
     "DEFAULT_SAMPLE_RATE": "frames",
     "ERROR_CODES": "frames",
     "EVENT_TYPES": "events",
@@ -192,7 +214,7 @@ _EXPORTS: dict[str, str] = {
     "Keepalive": "frames",
     "MIME_TYPES": "audio",
     "MissingDependencyError": "errors",
-    "Mode": "modes",
+    "Mode": "speaker",
     "Mp3Encoder": "audio",
     "NO_RETRY": "retry",
     "OpusEncoder": "audio",
@@ -219,7 +241,7 @@ _EXPORTS: dict[str, str] = {
     "ScriptedModelConfig": "scripted",
     "ServerMessage": "frames",
     "SessionEvent": "session",
-    "Speaker": "modes",
+    "Speaker": "speaker",
     "StrandsVoiceError": "errors",
     "SynthesisCancelled": "frames",
     "SynthesisComplete": "frames",
@@ -231,10 +253,10 @@ _EXPORTS: dict[str, str] = {
     "TTSSession": "session",
     "TTSTimeoutError": "errors",
     "TextEncodingError": "errors",
-    "TransportFactory": "modes",
+    "TransportFactory": "speaker",
     "VOICE_OPTIONS_KEY": "handler",
     "VoiceCallbackHandler": "handler",
-    "VoiceOptions": "modes",
+    "VoiceOptions": "speaker",
     "VoicePlugin": "plugin",
     "WavEncoder": "audio",
     "WebSocketTransport": "websocket",
@@ -259,7 +281,7 @@ _EXPORTS: dict[str, str] = {
     "run_batch": "modes",
     "run_bidi": "modes",
     "run_voice": "modes",
-    "split_for_requests": "modes",
+    "split_for_requests": "speaker",
     "split_tokens": "scripted",
     "transport_from_url": "connect",
     "wav_header": "audio",
@@ -276,12 +298,14 @@ __all__ = [
     "DEFAULT_CHANNELS",
     "DEFAULT_FORMAT",
     "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_QUEUED_EVENTS",
     "DEFAULT_MAX_REQUEST_CHARS",
     "DEFAULT_RETRY",
     "DEFAULT_SAMPLE_RATE",
     "ERROR_CODES",
     "EVENT_TYPES",
     "MIME_TYPES",
+    "MODES",
     "NO_RETRY",
     "SAMPLE_RATE",
     "SCRIPTED_ANSWER",
@@ -295,10 +319,12 @@ __all__ = [
     "Cancel",
     "ClientMessage",
     "Close",
+    "DeliveryLog",
     "ErrorCode",
     "ErrorFrame",
     "Event",
     "EventBuilder",
+    "EventQueue",
     "EventStream",
     "FlacEncoder",
     "Frame",
@@ -316,6 +342,7 @@ __all__ = [
     "RequestFailed",
     "RequestRestarted",
     "RequestStarted",
+    "Response",
     "RetryPolicy",
     "SSEDecodeError",
     "SSEDecoder",
@@ -359,8 +386,10 @@ __all__ = [
     "encode_server_message",
     "encode_sse",
     "encode_sse_event",
+    "ends_model_turn",
     "ends_with_abbreviation",
     "float32_to_pcm16",
+    "heard_text",
     "is_control_frame",
     "is_retryable",
     "mp3_frame_size",
