@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import threading
@@ -16,11 +17,13 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 
+from strands_voice.audio import BYTES_PER_SECOND
 from strands_voice.chunker import IncrementalSentenceChunker
 from strands_voice.events import EVENT_TYPES, EventBuilder
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog, heard_text
 from strands_voice.scripted import split_tokens
+from strands_voice.speaker import VoiceOptions
 from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 from strands_voice.websocket import WebSocketTransport
@@ -160,7 +163,8 @@ class ProbingTransport:
         return [(i, json.loads(f)) for i, f in enumerate(self.received) if isinstance(f, str)]
 
 
-def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
+@pytest.mark.parametrize("timestamps", [False, True], ids=["no-timestamps", "word-timestamps"])
+def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any, timestamps: bool) -> None:
     made: list[ProbingTransport] = []
 
     def factory() -> ProbingTransport:
@@ -182,7 +186,8 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
 
     async def main() -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
-        async with contextlib.aclosing(voice.stream(agent, "Weather?")) as stream:
+        options = VoiceOptions(timestamps=timestamps)
+        async with contextlib.aclosing(voice.stream(agent, "Weather?", options=options)) as stream:
             async for event in stream:
                 events.append(event)
                 if event["type"] == "audio_chunk" and not calls:
@@ -217,9 +222,27 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any) -> None:
     audio = [e for e in before if e["type"] == "audio_chunk"]
     interrupted = events[cut_at]
     assert interrupted["sentences_done"] == [e["sentence"] for e in done]
-    assert interrupted["heard_text"] == " ".join(e["text"] for e in done)
     cut = audio[-1]["sentence"]
     assert interrupted["sentence_cut"] == (None if cut in interrupted["sentences_done"] else cut)
+    # heard_text: the sentences heard in full, then (with word timings) the words of the cut sentence
+    # whose audio had reached the caller in full.
+    cut_words: list[str] = []
+    words = [e for e in before if e["type"] == "words"]
+    if timestamps:
+        assert words and all(e["sentence"] == audio[0]["sentence"] for e in words[:1])
+        if interrupted["sentence_cut"] is not None:
+            pcm = sum(len(base64.b64decode(e["data"])) for e in audio if e["sentence"] == cut)
+            cut_words = [
+                w["word"]
+                for e in words
+                if e["sentence"] == cut
+                for w in e["words"]
+                if w["end_s"] <= pcm / BYTES_PER_SECOND
+            ]
+            assert all(word in interrupted["heard_text"] for word in cut_words)
+    else:
+        assert not words
+    assert interrupted["heard_text"] == heard_text([e["text"] for e in done], cut_words)
     end = events[kinds.index("audio_end")]
     assert end["chunks"] == len(audio) == [e["seq"] for e in audio][-1] + 1
     assert events[-1]["ttfa_ms"] == audio[0]["t_ms"] and events[-1]["audio_ms"] == audio[-1]["t_ms"]
