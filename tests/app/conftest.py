@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from strands.models.model import Model
+from stand_in_model import StandInModel
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
@@ -23,20 +23,14 @@ SILENCE_S = 120.0
 SHORT_ANSWER = "Here is the first sentence of a short answer. And here is the second one."
 
 
-class EchoModel(Model):
+class EchoModel(StandInModel):
     """A stand-in LLM that answers with every user message it was given, to expose conversation leaks.
 
     It streams ``Heard: <user text 1> / <user text 2> ...`` word by word with short sleeps.
     """
 
     def __init__(self) -> None:
-        self.config: dict[str, Any] = {"model_id": "echo"}
-
-    def update_config(self, **model_config: Any) -> None:  # type: ignore[override]
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:  # type: ignore[override]
-        return self.config
+        super().__init__("echo")
 
     async def stream(
         self,
@@ -60,12 +54,6 @@ class EchoModel(Model):
             yield {"contentBlockDelta": {"delta": {"text": word + " "}}}
         yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "end_turn"}}
-
-    async def structured_output(  # type: ignore[override]
-        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
-    ) -> Any:
-        raise NotImplementedError
-        yield {}
 
 
 def fast_scripted_model(text: str = SHORT_ANSWER) -> ScriptedModel:

@@ -17,10 +17,10 @@ from typing import Any
 
 import httpx
 import pytest
+from stand_in_model import StandInModel
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
-from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
@@ -32,24 +32,18 @@ pytestmark = pytest.mark.timeout(120)
 FIRST_SENTENCE = "This first sentence is long enough to be spoken on its own. "
 
 
-class StallingModel(Model):
+class StallingModel(StandInModel):
     """Streams ``before`` word by word, then 'thinks' for ``stall_s``, then says one more sentence.
 
     Records when a stream ends early (cancelled or closed), i.e. when the app stopped the agent.
     """
 
     def __init__(self, before: str, stall_s: float = 60.0) -> None:
-        self.config: dict[str, Any] = {"model_id": "stalling"}
+        super().__init__("stalling")
         self.before = before
         self.stall_s = stall_s
         self.streams = 0
         self.stopped = threading.Event()
-
-    def update_config(self, **model_config: Any) -> None:  # type: ignore[override]
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:  # type: ignore[override]
-        return self.config
 
     async def stream(
         self,
@@ -75,12 +69,6 @@ class StallingModel(Model):
         finally:
             if not finished:
                 self.stopped.set()
-
-    async def structured_output(  # type: ignore[override]
-        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
-    ) -> Any:
-        raise NotImplementedError
-        yield {}
 
 
 class RecordingTTS:

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterable
 from typing import Any
 
 import pytest
+from stand_in_model import StandInModel
 from strands import Agent
-from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
@@ -41,19 +41,13 @@ LATER_PART = "And after the barge-in the agent keeps writing. It says more. And 
 ANSWER = SPOKEN_PART + LATER_PART
 
 
-class GatedModel(Model):
+class GatedModel(StandInModel):
     """A stand-in LLM: streams ``SPOKEN_PART``, waits until ``gate`` is set, then streams ``LATER_PART``."""
 
     def __init__(self) -> None:
-        self.config: dict[str, Any] = {"model_id": "gated"}
+        super().__init__("gated")
         self.gate = threading.Event()
         self.gate_opened: bool | None = None
-
-    def update_config(self, **model_config: Any) -> None:  # type: ignore[override]
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:  # type: ignore[override]
-        return self.config
 
     async def stream(
         self,
@@ -72,12 +66,6 @@ class GatedModel(Model):
             yield {"contentBlockDelta": {"delta": {"text": token}}}
         yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "end_turn"}}
-
-    async def structured_output(  # type: ignore[override]
-        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
-    ) -> Any:
-        raise NotImplementedError
-        yield {}
 
 
 #: The shared CPU can synthesize several times slower than real time while other suites run.

@@ -12,8 +12,8 @@ from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
 import pytest
+from stand_in_model import StandInModel
 from strands import Agent, tool
-from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
@@ -34,17 +34,11 @@ TOOL_RESULT = "TOOL-RESULT sunny 22C"
 SILENCE_S = 120.0
 
 
-class WeatherModel(Model):
+class WeatherModel(StandInModel):
     """A stand-in LLM: says ``PREAMBLE``, calls ``get_weather``, and with its result says ``ANSWER``."""
 
     def __init__(self) -> None:
-        self.config: dict[str, Any] = {"model_id": "weather"}
-
-    def update_config(self, **model_config: Any) -> None:  # type: ignore[override]
-        self.config.update(model_config)
-
-    def get_config(self) -> dict[str, Any]:  # type: ignore[override]
-        return self.config
+        super().__init__("weather")
 
     async def _text(self, text: str) -> AsyncIterable[StreamEvent]:
         yield {"contentBlockStart": {"start": {}}}
@@ -73,12 +67,6 @@ class WeatherModel(Model):
         yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps({"city": "Paris"})}}}}
         yield {"contentBlockStop": {}}
         yield {"messageStop": {"stopReason": "tool_use"}}
-
-    async def structured_output(  # type: ignore[override]
-        self, output_model: Any, prompt: Messages, system_prompt: str | None = None, **kwargs: Any
-    ) -> Any:
-        raise NotImplementedError
-        yield {}
 
 
 class SlowTool:
