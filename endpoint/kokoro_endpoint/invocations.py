@@ -117,7 +117,7 @@ async def _pcm_segments(
 ) -> AsyncIterator[bytes]:
     """The request's PCM, in frames of at most ``audio_frame_bytes``, as each segment is ready."""
     stream = scheduler.stream(
-        synthesize_segments(engine, job.text, job.voice, job.speed, settings.clause_chars)
+        synthesize_segments(engine, job.text, job.voice, job.speed, settings.clause_chars, settings.silence)
     )
     try:
         while (segment := await stream.next()) is not None:

@@ -29,6 +29,7 @@ from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.tasks import cancel_and_wait
 from strands_voice.errors import FrameDecodeError
 from strands_voice.frames import (
@@ -118,6 +119,12 @@ class BidiSession:
         self._closing = False
         self._last_activity = time.monotonic()
         self._bytes_per_second = engine.sample_rate * 2
+        self._silence = settings.silence
+        self._setup_error: ErrorFrame | None = None
+        try:
+            self._silence = session_policy(settings.silence, websocket.query_params)
+        except ValueError as error:
+            self._setup_error = ErrorFrame("invalid_request", f"{error}; the defaults apply.")
 
     async def run(self) -> None:
         """Run the session's tasks until it ends, then stop them all (with a timeout)."""
@@ -126,6 +133,8 @@ class BidiSession:
         send = asyncio.create_task(self._send_loop(), name="ws-send")
         watchdog = asyncio.create_task(self._idle_watchdog(), name="ws-idle")
         tasks: list[asyncio.Task[None]] = [receive, produce, send, watchdog]
+        if self._setup_error is not None:
+            await self._queue_error(self._setup_error)
         try:
             await asyncio.wait([receive, send, watchdog], return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -225,7 +234,9 @@ class BidiSession:
         stream = None
         try:
             stream = self._scheduler.stream(
-                synthesize_segments(self._engine, job.text, job.voice, job.speed, self._settings.clause_chars)
+                synthesize_segments(
+                    self._engine, job.text, job.voice, job.speed, self._settings.clause_chars, self._silence
+                )
             )
             while not request.cancelled:
                 segment = await stream.next()

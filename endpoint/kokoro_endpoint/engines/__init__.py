@@ -15,10 +15,21 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.scheduler import close_iterator
+from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import split_segments
 
-__all__ = ["ENGINE_KINDS", "Engine", "choose_engine_kind", "load_engine", "synthesize_segments"]
+__all__ = [
+    "ENGINE_KINDS",
+    "Engine",
+    "SpeechPiece",
+    "StreamingEngine",
+    "choose_engine_kind",
+    "load_engine",
+    "speech_pieces",
+    "synthesize_segments",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -65,10 +76,55 @@ class Engine(Protocol):
         ...
 
 
+@runtime_checkable
+class StreamingEngine(Engine, Protocol):
+    """An engine that can also stream within a segment."""
+
+    def stream(self, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+        """Synthesize text, yielding each segment's audio in pieces as soon as each is ready.
+
+        Each ``next()`` does one piece's work (one model call), so a caller can interleave requests and
+        stop between pieces. A segment's last piece has ``segment_end`` set.
+
+        Raises:
+            ValueError: unknown voice.
+        """
+        ...
+
+
+def speech_pieces(engine: Engine, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+    """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
+
+    Closing this generator closes the engine's.
+    """
+    if isinstance(engine, StreamingEngine):
+        pieces = engine.stream(text, voice, speed)
+        try:
+            yield from pieces
+        finally:
+            close_iterator(pieces)
+        return
+    segments = engine.synthesize(text, voice, speed)
+    try:
+        for audio in segments:
+            yield SpeechPiece(audio, True)
+    finally:
+        close_iterator(segments)
+
+
 def synthesize_segments(
-    engine: Engine, text: str, voice: str, speed: float, clause_chars: int | None
+    engine: Engine,
+    text: str,
+    voice: str,
+    speed: float,
+    clause_chars: int | None,
+    silence: SilencePolicy | None = None,
 ) -> Iterator[npt.NDArray[np.float32]]:
-    """A request's audio, one engine call per sentence or phrase (``text.split_segments``).
+    """A request's audio: one engine call per sentence or phrase (``text.split_segments``), streamed.
+
+    With a silence policy that trims, each segment's own leading and trailing silence is cut and the
+    policy's pause follows it (by how its text ends; inside a phrase the engine had to split, a clause
+    pause); see :mod:`kokoro_endpoint.silence`.
 
     Args:
         engine: The loaded engine.
@@ -76,16 +132,35 @@ def synthesize_segments(
         voice: One of the engine's voices.
         speed: Speaking rate.
         clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
+        silence: How to shape silence; None (or ``trim=False``) sends the engine's audio as it is.
 
     Yields:
-        The engine's segments, in order. Closing this generator closes the engine's current one.
+        Audio as it is ready (never empty). Closing this generator closes the engine's current call.
     """
-    for piece in split_segments(text, clause_chars):
-        segments = engine.synthesize(piece, voice, speed)
+    policy = silence if silence is not None and silence.trim else None
+    shaper = SegmentShaper(policy, engine.sample_rate) if policy is not None else None
+    for phrase in split_segments(text, clause_chars):
+        pieces = speech_pieces(engine, phrase, voice, speed)
         try:
-            yield from segments
+            ended = False
+            for piece in pieces:
+                if shaper is None or policy is None:
+                    if piece.audio.size:
+                        yield piece.audio
+                    continue
+                if ended:  # the engine split this phrase: its segment before this one ended mid-phrase
+                    yield from _nonempty(shaper.end_segment(policy.clause_pause_ms))
+                yield from _nonempty(shaper.feed(piece.audio))
+                ended = piece.segment_end
+            if shaper is not None and policy is not None and ended:
+                yield from _nonempty(shaper.end_segment(pause_after(phrase, policy)))
         finally:
-            close_iterator(segments)
+            close_iterator(pieces)
+
+
+def _nonempty(audio: npt.NDArray[np.float32]) -> Iterator[npt.NDArray[np.float32]]:
+    if audio.size:
+        yield audio
 
 
 def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
