@@ -113,6 +113,7 @@ class SegmentShaper:
         self._fade = round(sample_rate * policy.fade_ms / 1000)
         self._held = np.zeros(0, dtype=np.float32)
         self._sounding = False  # this segment's first sound has been found
+        self._cut = False  # some of this segment's leading silence was dropped
 
     def _loud_windows(self, samples: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
         whole = len(samples) // self._window
@@ -128,17 +129,20 @@ class SegmentShaper:
                 # All silence so far: only the last lead_ms can still be needed (drop whole windows only).
                 whole = len(held) // self._window
                 keep = -(-self._lead // self._window)
-                held = held[max(0, whole - keep) * self._window :]
+                drop = max(0, whole - keep) * self._window
+                self._cut = self._cut or drop > 0
+                held = held[drop:]
             self._held = held
             return np.zeros(0, dtype=np.float32)
         out_start = 0
-        if not self._sounding:
+        starts = not self._sounding
+        if starts:
             self._sounding = True
             onset = int(loud[0]) * self._window
             out_start = max(0, onset - self._lead)
         speech_end = (int(loud[-1]) + 1) * self._window
         out = held[out_start:speech_end].copy()
-        if out_start > 0:
+        if starts and (out_start > 0 or self._cut):
             self._fade_in(out)
         self._held = held[speech_end:]
         return out
@@ -154,6 +158,7 @@ class SegmentShaper:
         if not self._sounding:
             # No sound at all (e.g. text of only punctuation): nothing but the pause.
             self._held = np.zeros(0, dtype=np.float32)
+            self._cut = False
             return pause
         tail = self._held[: self._tail].copy()
         cut = len(self._held) > len(tail)
@@ -163,6 +168,7 @@ class SegmentShaper:
                 tail[-count:] *= np.linspace(1.0, 0.0, count + 1, dtype=np.float32)[:-1]
         self._held = np.zeros(0, dtype=np.float32)
         self._sounding = False
+        self._cut = False
         return np.concatenate([tail, pause])
 
 

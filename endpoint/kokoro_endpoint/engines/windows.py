@@ -65,7 +65,7 @@ class WindowPlan:
                 stop = frames
             yield Window(start, stop, max(0, start - self.context), min(frames, stop + self.context))
             start = stop
-            size = min(self.largest, max(size + 1, round(size * self.growth)))
+            size = min(self.largest, max(self.smallest, size + 1, round(size * self.growth)))
 
 
 class WindowStitcher:
