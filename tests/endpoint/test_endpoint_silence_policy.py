@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -26,7 +28,7 @@ def _shape(
     shaper = SegmentShaper(policy, RATE)
     out = []
     edges = [0, *sorted(c % (len(audio) + 1) for c in cuts), len(audio)]
-    for start, stop in zip(edges, edges[1:], strict=False):
+    for start, stop in itertools.pairwise(edges):
         out.append(shaper.feed(audio[start:stop]))
     out.append(shaper.end_segment(pause_ms))
     return np.concatenate(out)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -17,7 +19,7 @@ def test_windows_cover_each_frame_once_with_context_inside_the_segment(
     plan = WindowPlan(first=first, context=context)
     windows = list(plan.windows(frames))
     assert windows[0].start == 0 and windows[-1].stop == frames
-    for before, after in zip(windows, windows[1:], strict=False):
+    for before, after in itertools.pairwise(windows):
         assert before.stop == after.start
     for window in windows:
         assert 0 <= window.lo <= window.start < window.stop <= window.hi <= frames
