@@ -122,7 +122,7 @@ class BidiSession:
         self._silence = settings.silence
         self._setup_error: ErrorFrame | None = None
         try:
-            self._silence = session_policy(settings.silence, websocket.query_params)
+            self._silence = session_policy(settings.silence, getattr(websocket, "query_params", {}))
         except ValueError as error:
             self._setup_error = ErrorFrame("invalid_request", f"{error}; the defaults apply.")
 

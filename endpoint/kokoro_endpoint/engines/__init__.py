@@ -138,29 +138,41 @@ def synthesize_segments(
         Audio as it is ready (never empty). Closing this generator closes the engine's current call.
     """
     policy = silence if silence is not None and silence.trim else None
-    shaper = SegmentShaper(policy, engine.sample_rate) if policy is not None else None
+    if policy is None:
+        for phrase in split_segments(text, clause_chars):
+            pieces = speech_pieces(engine, phrase, voice, speed)
+            try:
+                yield from (piece.audio for piece in pieces if piece.audio.size)
+            finally:
+                close_iterator(pieces)
+        return
+    shaper = SegmentShaper(policy, engine.sample_rate)
+    rate = engine.sample_rate
     for phrase in split_segments(text, clause_chars):
         pieces = speech_pieces(engine, phrase, voice, speed)
         try:
-            ended = False
+            # One output per engine step: a pause owed by the segment before, this piece's sound, and,
+            # when the piece ends its segment, the kept tail.
+            owed = False
             for piece in pieces:
-                if shaper is None or policy is None:
-                    if piece.audio.size:
-                        yield piece.audio
-                    continue
-                if ended:  # the engine split this phrase: its segment before this one ended mid-phrase
-                    yield from _nonempty(shaper.end_segment(policy.clause_pause_ms))
-                yield from _nonempty(shaper.feed(piece.audio))
-                ended = piece.segment_end
-            if shaper is not None and policy is not None and ended:
-                yield from _nonempty(shaper.end_segment(pause_after(phrase, policy)))
+                parts = [_silence(policy.clause_pause_ms, rate)] if owed else []
+                parts.append(shaper.feed(piece.audio))
+                owed = piece.segment_end
+                if owed:
+                    parts.append(shaper.end_segment(0.0))
+                audio = np.concatenate(parts)
+                if audio.size:
+                    yield audio
+            if owed:
+                pause = _silence(pause_after(phrase, policy), rate)
+                if pause.size:
+                    yield pause
         finally:
             close_iterator(pieces)
 
 
-def _nonempty(audio: npt.NDArray[np.float32]) -> Iterator[npt.NDArray[np.float32]]:
-    if audio.size:
-        yield audio
+def _silence(ms: float, rate: int) -> npt.NDArray[np.float32]:
+    return np.zeros(round(rate * ms / 1000), dtype=np.float32)
 
 
 def load_engine(kind: str = "auto", model_dir: str | Path | None = None) -> Engine:
