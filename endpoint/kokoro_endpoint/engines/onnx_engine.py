@@ -200,15 +200,25 @@ class OnnxEngine:
         frames = int(asr.shape[2])
         durations = np.rint(np.asarray(durations)).astype(np.int64).reshape(-1)
         windows = list(plan.windows(frames)) if plan is not None else []
-        if len(windows) <= 1:
+        if plan is None or len(windows) <= 1:
             audio = self._run_decoder(split, feeds["style"], asr, f0, energy, phase, 0, frames)
             yield SpeechPiece(audio, True, durations, phonemes)
             return
-        stitcher = WindowStitcher(HOP, frames * HOP, CROSSFADE)
+        # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
+        # as much as speech, so all but the last ``lead_frames`` are sent as zeros, not decoded, and the
+        # first window starts just before the first sound.
+        skip = max(0, min(int(durations[0]) - plan.lead_frames, frames - plan.first))
+        windows = list(plan.windows(frames - skip))
+        stitcher = WindowStitcher(HOP, (frames - skip) * HOP, CROSSFADE)
         for index, window in enumerate(windows):
-            audio = self._run_decoder(split, feeds["style"], asr, f0, energy, phase, window.lo, window.hi)
+            audio = self._run_decoder(
+                split, feeds["style"], asr, f0, energy, phase, window.lo + skip, window.hi + skip
+            )
+            out = stitcher.add(window, audio)
+            if index == 0 and skip:
+                out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
             yield SpeechPiece(
-                stitcher.add(window, audio),
+                out,
                 index == len(windows) - 1,
                 durations if index == 0 else None,
                 phonemes if index == 0 else "",

@@ -37,6 +37,8 @@ class WindowPlan:
         largest: ... up to this many frames.
         context: Frames decoded on each side of a window and thrown away.
         smallest: A last window shorter than this joins the one before it.
+        lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
+            first window's speech; the earlier ones are sent as zeros without being decoded.
     """
 
     first: int = 20
@@ -44,10 +46,13 @@ class WindowPlan:
     largest: int = 160
     context: int = 16
     smallest: int = 12
+    lead_frames: int = 6
 
     def __post_init__(self) -> None:
-        if min(self.first, self.largest, self.smallest) < 1 or self.context < 0 or self.growth < 1:
-            raise ValueError("window sizes must be positive and growth at least 1")
+        if min(self.first, self.largest, self.smallest) < 1 or min(self.context, self.lead_frames) < 0:
+            raise ValueError("window sizes must be positive")
+        if self.growth < 1:
+            raise ValueError("growth must be at least 1")
 
     def windowed(self, frames: int) -> bool:
         """Whether a segment of ``frames`` frames is worth more than one window."""
