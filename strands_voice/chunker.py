@@ -15,10 +15,10 @@ How it decides, in short:
 * A blank line ends a chunk, and so does a newline before or after a Markdown block line (heading, list
   item, block quote, fence, table row, rule).
 * The first chunk of a stream is split at a clause boundary (``,`` ``;`` ``:`` ``—`` ``–`` followed by a
-  space, or ``，、；：``) once it is ``first_chunk_min_chars`` long. With ``first_chunk_max_chars`` set, a first
-  chunk with no such boundary is cut at the first space at or past that many characters (not right
-  after a dot, which may be an abbreviation), so a long unpunctuated first sentence does not hold back
-  speech until it has all arrived. Any chunk that would exceed
+  space, or ``，、；：``) once it is ``first_chunk_min_chars`` long. With ``first_chunk_max_chars``
+  set, a first chunk with no such boundary is cut at the first space at or past that many characters
+  (not right after a dot, which may be an abbreviation), so a long unpunctuated first sentence does not
+  hold back speech until it has all arrived. Any chunk that would exceed
   ``max_chunk_chars`` is split at its last clause boundary (if it is past the middle), else at its last
   whitespace, else hard.
 
