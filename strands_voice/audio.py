@@ -13,9 +13,16 @@ consumer can decode each chunk (appended to the earlier ones) the moment it arri
   written here rather than by FFmpeg's Ogg muxer because that muxer always holds back the newest page
   (to mark end-of-stream on it later) and PyAV cannot flush it, which would delay every chunk's last
   20 ms.
+* ``aac``: AAC-LC in ADTS (the raw stream Safari and every browser's ``decodeAudioData`` read): each
+  chunk is whole ADTS frames of 1,024 samples (42.7 ms at 24 kHz), each with its own 7-byte header, so any
+  prefix of whole chunks decodes. The headers are written here, not by FFmpeg's ``adts`` muxer, for the
+  same reason as Ogg above. ADTS cannot say how many priming samples the encoder put first, so a decoder
+  returns 1,024 samples (42.7 ms) of encoder delay before the speech, as with any ADTS stream.
+* ``flac`` (not a Leg 1 format: the OpenAI-compatible route's ``response_format=flac``): the ``fLaC``
+  marker and one STREAMINFO block (unknown length) in the first chunk, then whole FLAC frames.
 
-``lameenc`` (``strands-voice[mp3]``) and ``av`` (``strands-voice[opus]``) are optional and imported only
-when an encoder or decoder that needs them is created.
+``lameenc`` (``strands-voice[mp3]``) and ``av`` (``strands-voice[opus]`` or ``[aac]``) are optional and
+imported only when an encoder or decoder that needs them is created.
 """
 
 from __future__ import annotations
@@ -33,14 +40,18 @@ from strands_voice.errors import AudioEncodingError, MissingDependencyError
 __all__ = [
     "AUDIO_FORMATS",
     "BYTES_PER_SECOND",
+    "CODEC_FORMATS",
     "MIME_TYPES",
     "SAMPLE_RATE",
     "STREAMING_WAV_SIZE",
+    "AacEncoder",
     "AudioEncoder",
+    "FlacEncoder",
     "Mp3Encoder",
     "OpusEncoder",
     "Pcm16Encoder",
     "WavEncoder",
+    "adts_frame_size",
     "create_encoder",
     "decode_audio",
     "float32_to_pcm16",
@@ -53,12 +64,17 @@ __all__ = [
 
 SAMPLE_RATE: Final = 24_000
 BYTES_PER_SECOND: Final = SAMPLE_RATE * 2
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus")
+#: The formats of the wire protocol (Leg 1 ``format``, the Leg 3 payload's ``format``).
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
+#: Every format :func:`create_encoder` makes: the protocol's plus ``flac`` (OpenAI-compatible route only).
+CODEC_FORMATS: Final = (*AUDIO_FORMATS, "flac")
 MIME_TYPES: Final[dict[str, str]] = {
     "pcm16": "audio/L16;rate=24000;channels=1",
     "wav": "audio/wav",
     "mp3": "audio/mpeg",
     "opus": "audio/ogg;codecs=opus",
+    "aac": "audio/aac",
+    "flac": "audio/flac",
 }
 #: The RIFF and data sizes written in a streamed WAV header, whose length is not known up front.
 STREAMING_WAV_SIZE: Final = 0xFFFFFFFF
@@ -67,6 +83,11 @@ _OPUS_RATE: Final = 48_000
 _OPUS_FRAME: Final = 960  # 20 ms at 48 kHz
 _OPUS_BITRATE: Final = 24_000
 _MP3_BITRATE_KBPS: Final = 48
+_AAC_BITRATE: Final = 48_000
+_AAC_FRAME: Final = 1024  # samples per AAC-LC frame
+#: ADTS sampling-frequency index of each rate (ISO/IEC 14496-3, 1.6.3.4).
+_ADTS_RATES: Final = (96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350)
+_ADTS_HEADER: Final = 7
 
 
 def pcm16_to_float32(pcm: bytes) -> npt.NDArray[np.float32]:
@@ -479,8 +500,154 @@ class OpusEncoder(_Base):
         return self._header_pages() + self._ogg.pages(packets, eos=True)
 
 
+# ---- AAC (ADTS) and FLAC through PyAV --------------------------------------------------------------
+
+
+class _AvFramedEncoder(_Base):
+    """Feeds PyAV's encoder ``codec`` whole frames of its ``frame_size`` from a FIFO; the subclass frames
+    each packet for its container (:meth:`_wrap`)."""
+
+    _codec_name: str = ""
+    _sample_format: str = "s16"
+    _extra: str = ""
+
+    def __init__(self, sample_rate: int, bitrate: int | None = None) -> None:
+        super().__init__()
+        try:
+            import av
+        except ImportError:
+            raise _missing("av (PyAV)", self._extra) from None
+        self._av: Any = av
+        self._sample_rate = sample_rate
+        codec: Any = av.CodecContext.create(self._codec_name, "w")
+        codec.sample_rate = sample_rate
+        codec.layout = "mono"
+        codec.format = self._sample_format
+        if bitrate is not None:
+            codec.bit_rate = bitrate
+        codec.open()
+        self._codec = codec
+        self._frame_size = int(codec.frame_size) or _AAC_FRAME
+        self._fifo: Any = av.AudioFifo()
+        self._samples_fed = 0
+
+    def _frame(self, samples: npt.NDArray[Any]) -> Any:
+        frame = self._av.AudioFrame.from_ndarray(samples, format=self._sample_format, layout="mono")
+        frame.sample_rate = self._sample_rate
+        return frame
+
+    def _input(self, pcm: bytes) -> Any:
+        samples = np.frombuffer(pcm, dtype="<i2").reshape(1, -1)
+        if self._sample_format == "fltp":
+            return self._frame(samples.astype(np.float32) / np.float32(32768.0))
+        return self._frame(samples)
+
+    def _encode_fifo(self, final: bool) -> bytes:
+        packets: list[bytes] = []
+        while self._fifo.samples >= self._frame_size or (final and self._fifo.samples):
+            frame = self._fifo.read(min(self._frame_size, self._fifo.samples))
+            frame.pts = self._samples_fed
+            self._samples_fed += frame.samples
+            packets.extend(bytes(packet) for packet in self._codec.encode(frame))
+        if final:
+            packets.extend(bytes(packet) for packet in self._codec.encode(None))
+        return b"".join(self._wrap(packet) for packet in packets)
+
+    def _wrap(self, packet: bytes) -> bytes:
+        raise NotImplementedError
+
+    def _header(self) -> bytes:
+        return b""
+
+    def encode(self, pcm: bytes) -> bytes:
+        """Whole container frames for every codec frame the PCM so far completes."""
+        data = self._samples(pcm)
+        if not data:
+            return b""
+        self._fifo.write(self._input(data))
+        out = self._encode_fifo(final=False)
+        return self._header() + out if out else b""
+
+    def flush(self) -> bytes:
+        """Encode what is left (the last frame short) and drain the encoder."""
+        self._finish()
+        return self._header() + self._encode_fifo(final=True)
+
+
+class AacEncoder(_AvFramedEncoder):
+    """``aac``: AAC-LC in ADTS (FFmpeg's native encoder through PyAV); each chunk is whole ADTS frames.
+
+    Args:
+        sample_rate: Input rate (24 kHz; must be one of the ADTS rates).
+        bitrate: Target bitrate in bits per second.
+    """
+
+    format = "aac"
+    mime_type = MIME_TYPES["aac"]
+    _codec_name = "aac"
+    _sample_format = "fltp"
+    _extra = "aac"
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE, bitrate: int = _AAC_BITRATE) -> None:
+        if sample_rate not in _ADTS_RATES:
+            raise AudioEncodingError(f"AAC in ADTS cannot carry {sample_rate} Hz")
+        super().__init__(sample_rate, bitrate)
+        self._rate_index = _ADTS_RATES.index(sample_rate)
+
+    def _wrap(self, packet: bytes) -> bytes:
+        length = len(packet) + _ADTS_HEADER
+        if length >= 1 << 13:
+            raise AudioEncodingError("an AAC frame is too large for ADTS")
+        header = (
+            (0xFFF << 44)  # syncword
+            | (0b0001 << 40)  # MPEG-4, layer 0, protection absent
+            | (1 << 38)  # profile: AAC-LC (object type 2, minus 1)
+            | (self._rate_index << 34)
+            | (1 << 30)  # channel configuration: mono
+            | (length << 13)
+            | (0x7FF << 2)  # buffer fullness: variable bitrate
+        )
+        return header.to_bytes(_ADTS_HEADER, "big") + packet
+
+
+def adts_frame_size(header: bytes | bytearray) -> int | None:
+    """Size in bytes (header included) of the ADTS frame starting with this 7-byte header, None if not one."""
+    if len(header) < _ADTS_HEADER or header[0] != 0xFF or header[1] & 0xF6 != 0xF0:
+        return None
+    size = ((header[3] & 0x03) << 11) | (header[4] << 3) | (header[5] >> 5)
+    return size if size >= _ADTS_HEADER else None
+
+
+class FlacEncoder(_AvFramedEncoder):
+    """``flac``: a FLAC stream (``fLaC``, STREAMINFO with unknown length, then whole frames).
+
+    Args:
+        sample_rate: Input rate.
+    """
+
+    format = "flac"
+    mime_type = MIME_TYPES["flac"]
+    _codec_name = "flac"
+    _extra = "aac"
+
+    def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
+        super().__init__(sample_rate)
+        streaminfo = bytes(self._codec.extradata or b"")
+        if len(streaminfo) != 34:
+            raise AudioEncodingError("the FLAC encoder did not produce a STREAMINFO block")
+        # The only metadata block (last-block flag set), type 0 = STREAMINFO, 34 bytes.
+        self._stream_header: bytes | None = b"fLaC" + bytes([0x80, 0, 0, 34]) + streaminfo
+
+    def _header(self) -> bytes:
+        header, self._stream_header = self._stream_header or b"", None
+        return header
+
+    def _wrap(self, packet: bytes) -> bytes:
+        return packet
+
+
 def create_encoder(format: str, sample_rate: int = SAMPLE_RATE) -> AudioEncoder:
-    """A new streaming encoder for ``format`` (one of :data:`AUDIO_FORMATS`).
+    """A new streaming encoder for ``format`` (one of :data:`CODEC_FORMATS`).
 
     Raises:
         AudioEncodingError: unknown format.
@@ -494,7 +661,11 @@ def create_encoder(format: str, sample_rate: int = SAMPLE_RATE) -> AudioEncoder:
         return Mp3Encoder(sample_rate)
     if format == "opus":
         return OpusEncoder(sample_rate)
-    raise AudioEncodingError(f"unknown audio format {format!r}; expected one of {', '.join(AUDIO_FORMATS)}")
+    if format == "aac":
+        return AacEncoder(sample_rate)
+    if format == "flac":
+        return FlacEncoder(sample_rate)
+    raise AudioEncodingError(f"unknown audio format {format!r}; expected one of {', '.join(CODEC_FORMATS)}")
 
 
 def decode_audio(data: bytes, format: str) -> bytes:
@@ -502,13 +673,13 @@ def decode_audio(data: bytes, format: str) -> bytes:
 
     Raises:
         AudioEncodingError: the data cannot be decoded, or the format is unknown.
-        MissingDependencyError: ``mp3``/``opus`` decoding needs PyAV (``strands-voice[opus]``).
+        MissingDependencyError: compressed formats need PyAV (``strands-voice[opus]`` or ``[aac]``).
     """
     if format == "pcm16":
         return bytes(data[: len(data) - len(data) % 2])
     if format == "wav":
         return _decode_wav(data)
-    if format not in ("mp3", "opus"):
+    if format not in ("mp3", "opus", "aac", "flac"):
         raise AudioEncodingError(f"unknown audio format {format!r}")
     try:
         import av
@@ -523,14 +694,14 @@ def decode_audio(data: bytes, format: str) -> bytes:
                 out.extend(converted.to_ndarray().astype("<i2").tobytes())
 
     try:
-        if format == "mp3":
+        if format in ("mp3", "aac"):
             # The codec's own parser, not the demuxer: it decodes even a single frame.
-            codec: Any = av.CodecContext.create("mp3", "r")
+            codec: Any = av.CodecContext.create(format, "r")
             for packet in [*codec.parse(bytes(data)), *codec.parse(None)]:
                 add(codec.decode(packet))
             add(codec.decode(None))
         else:
-            container: Any = av.open(io.BytesIO(data), format="ogg")
+            container: Any = av.open(io.BytesIO(data), format="ogg" if format == "opus" else "flac")
             with container:
                 add(container.decode(audio=0))
         add([None])

@@ -114,6 +114,7 @@ _SYMBOLS: Final = re.compile(
     "\u25a0-\u25ff"  # geometric shapes (■ ▶)
     "\u2022\u2023\u2043"  # bullets
     "\ufe0e\ufe0f\u200d\u20e3"  # variation selectors, zero-width joiner, keycap
+    "\ud800-\udfff"  # lone surrogates (a broken model stream): unspeakable, and UTF-8 cannot send them
     "|"  # table pipes
     "]"
 )

@@ -1,17 +1,25 @@
-"""The ``strands-voice`` command: ``demo`` (the main job) and ``bench``."""
+"""The ``strands-voice`` command: ``demo`` (the main job) and ``bench``.
+
+Errors are one line on stderr, ``strands-voice: error: <message>`` (argparse's own usage errors, and
+``speech-infra``, ``agent-infra`` and ``kokoro-endpoint``, use the same form), exit status 1 (2: usage).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from typing import Protocol, cast
 
 from strands_voice.errors import StrandsVoiceError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["PROG", "build_parser", "main"]
+
+PROG = "strands-voice"
 
 # Subcommand name -> (module that implements it, one-line help). Modules load lazily so that
 # `strands-voice --help` stays instant and a missing optional part only fails its own command.
@@ -31,16 +39,29 @@ def _load(name: str) -> _Command:
     return cast(_Command, importlib.import_module(_COMMANDS[name][0]))
 
 
+def _add_region(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--region",
+        default=None,
+        help="AWS region of AWS models and endpoints (sets AWS_REGION for this run; default: AWS_REGION, "
+        "then AWS_DEFAULT_REGION, then the profile's)",
+    )
+
+
+def _error(message: object) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """Build the argument parser; only the chosen subcommand's module is imported."""
-    parser = argparse.ArgumentParser(
-        prog="strands-voice", description="Low-latency voice for Strands agents."
-    )
+    parser = argparse.ArgumentParser(prog=PROG, description="Low-latency voice for Strands agents.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('strands-voice')}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="{demo,bench}")
     chosen = next((arg for arg in (argv or []) if arg in _COMMANDS), None)
     for name, (_module, help_text) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
+        _add_region(sub)
         if name == chosen:
             _load(name).add_arguments(sub)
     return parser
@@ -52,7 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(args_list)
     except ImportError as error:
-        print(f"strands-voice: {error}", file=sys.stderr)
+        _error(error)
         return 2
     args = parser.parse_args(args_list)
     logging.basicConfig(
@@ -62,13 +83,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    if args.region:
+        # What the library, boto3 and Strands' BedrockModel read first (AWS_REGION over AWS_DEFAULT_REGION).
+        os.environ["AWS_REGION"] = args.region
     try:
         return _load(args.command).run(args)
     except KeyboardInterrupt:
-        print("strands-voice: interrupted", file=sys.stderr)
+        _error("interrupted")
         return 130
     except StrandsVoiceError as error:
-        print(f"strands-voice: {error}", file=sys.stderr)
+        _error(error)
         return 1
 
 

@@ -22,7 +22,7 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
             ``ws(s)://``;
             ``sagemaker://<endpoint>?region=..&variant=..`` uses the SageMaker transport (needs the
             ``sagemaker`` extra).
-        connect_timeout: Seconds connecting may take (WebSocket transport).
+        connect_timeout: Seconds connecting may take.
 
     Raises:
         ValueError: the scheme is not supported.
@@ -41,7 +41,9 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
     if scheme == "sagemaker":
         # Lazy: the SageMaker transport pulls in the optional AWS SDK.
         sagemaker = importlib.import_module("strands_voice.sagemaker")
-        transport: FrameTransport = sagemaker.SageMakerTransport.from_url(url)
+        transport: FrameTransport = sagemaker.SageMakerTransport.from_url(
+            url, connect_timeout=connect_timeout
+        )
         return transport
     raise ValueError(
         f"unsupported TTS endpoint URL scheme {parts.scheme!r}; use ws://, wss:// or sagemaker://"

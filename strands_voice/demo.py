@@ -646,7 +646,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format",
         dest="audio_format",
-        choices=("pcm16", "wav", "mp3", "opus"),
+        choices=("pcm16", "wav", "mp3", "opus", "aac"),
         default="pcm16",
         help="audio format streamed by the app (the WAVs are decoded from it; default: pcm16)",
     )
@@ -664,7 +664,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="SPEC",
         help="bedrock:<model-id>, ollama:<name>, openai:<model-id> or scripted "
-        "(default: Bedrock when AWS credentials are configured, else scripted, the offline stand-in)",
+        "(default: scripted, the offline stand-in)",
     )
     parser.add_argument(
         "--serve",
@@ -711,11 +711,13 @@ def run(args: argparse.Namespace) -> int:
     """
     progress = Progress()
     try:
-        spec = args.model if args.model is not None else default_model_spec()
+        # Offline and free unless asked: AWS credentials alone never switch the demo to Bedrock.
+        spec = args.model if args.model is not None else "scripted"
         choice = parse_model_spec(spec)  # fail on a typo before loading anything
         if choice.is_scripted:
             progress.note(
-                "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model)"
+                "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model; "
+                "--model bedrock:<model-id>, ollama:<name> or openai:<model-id> for one)"
             )
         else:
             progress.note(f"model: {choice.description}")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Final, Literal, get_args
+
 __all__ = [
+    "AGENT_ERROR_CODES",
+    "AgentErrorCode",
     "AudioEncodingError",
     "FrameDecodeError",
     "MissingDependencyError",
@@ -13,7 +17,23 @@ __all__ = [
     "TTSError",
     "TTSRequestError",
     "TTSTimeoutError",
+    "TextEncodingError",
 ]
+
+
+#: The agent side's own error codes (PROTOCOL.md, Leg 3), the same whatever the transport. Leg 1 codes
+#: (``text_too_long``, ``unknown_voice``, ``internal``, ...) pass through beside them.
+AgentErrorCode = Literal[
+    "connection_failed",  # the endpoint could not be reached, or refused the session for good
+    "connect_timeout",  # no answer to the connection attempt in time
+    "connection_lost",  # the connection dropped mid-answer and could not be resumed
+    "silence_timeout",  # the endpoint stayed silent while audio was owed
+    "busy",  # the endpoint is at capacity or throttling (retried first; this is the give-up)
+    "agent_error",
+    "invalid_request",
+    "invalid_json",
+]
+AGENT_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(AgentErrorCode))
 
 
 class StrandsVoiceError(Exception):
@@ -38,6 +58,20 @@ class AudioEncodingError(StrandsVoiceError):
     """Audio could not be encoded or decoded in the requested format."""
 
 
+class TextEncodingError(StrandsVoiceError, ValueError):
+    """Text to be sent holds a character UTF-8 cannot carry (a lone surrogate such as ``"\\ud800"``).
+
+    Attributes:
+        field: Which field held it (``text``, ``id``, ``event.text``, ...).
+    """
+
+    def __init__(self, field: str) -> None:
+        super().__init__(
+            f"{field!r} is not valid Unicode text: it holds a lone surrogate, which UTF-8 cannot carry."
+        )
+        self.field = field
+
+
 class SSEDecodeError(StrandsVoiceError):
     """A Server-Sent Events stream broke a limit (an event or line larger than the decoder allows)."""
 
@@ -53,13 +87,18 @@ class TTSError(StrandsVoiceError):
         code: A PROTOCOL.md error code (`internal`, `busy`, ...) or a transport code.
         message: What happened, for a person.
         request_id: The request it concerns, when known.
+        retryable: True when trying again later may succeed (a dropped connection, ``busy``, 1013,
+            HTTP 429/503, SageMaker throttling); never for an invalid request.
     """
 
-    def __init__(self, code: str, message: str, request_id: str | None = None) -> None:
+    def __init__(
+        self, code: str, message: str, request_id: str | None = None, *, retryable: bool = False
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.retryable = retryable
 
 
 class TTSRequestError(TTSError):
@@ -74,8 +113,10 @@ class SageMakerStreamError(TTSConnectionError):
     """SageMaker refused or ended the bidirectional stream (``ModelStreamError``, ``InternalStreamFailure``).
 
     Attributes:
-        code: SageMaker's error code (its ``ErrorCode``, else the error type).
+        code: The agent-side code (:data:`AgentErrorCode`): ``busy`` for throttling and 429/503,
+            ``connection_lost`` for a stream ended mid-answer, ``connection_failed`` for a refusal.
         error_type: The SageMaker error type, e.g. ``ModelStreamError``.
+        sagemaker_code: SageMaker's own error code (its ``ErrorCode``, else the error type).
         sagemaker_message: SageMaker's own message (may name accounts or ARNs: log it, don't show it).
     """
 
@@ -85,11 +126,14 @@ class SageMakerStreamError(TTSConnectionError):
         message: str,
         request_id: str | None = None,
         *,
+        retryable: bool = False,
         error_type: str = "",
+        sagemaker_code: str = "",
         sagemaker_message: str = "",
     ) -> None:
-        super().__init__(code, message, request_id)
+        super().__init__(code, message, request_id, retryable=retryable)
         self.error_type = error_type
+        self.sagemaker_code = sagemaker_code
         self.sagemaker_message = sagemaker_message
 
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
+
+from strands_voice.frames import WordTiming, words_json
 
 __all__ = ["EVENT_TYPES", "Event", "EventBuilder"]
 
@@ -23,6 +25,9 @@ EVENT_TYPES: Final = (
     "audio_start",
     "audio_chunk",
     "sentence_complete",
+    "words",
+    "sentence_restart",
+    "interrupted",
     "audio_end",
     "agent_end",
     "error",
@@ -69,9 +74,32 @@ class EventBuilder:
         """``sentence_complete``: all audio of text chunk ``sentence`` has been sent."""
         return self._event("sentence_complete", sentence=sentence, text=text, duration_s=round(duration_s, 3))
 
+    def sentence_restart(self, *, sentence: int, dropped_s: float) -> Event:
+        """``sentence_restart``: the TTS connection dropped mid-sentence; its audio starts over.
+
+        The ``dropped_s`` seconds of that sentence's audio already sent are void: a player drops what it
+        still holds of them. The sentence's ``audio_chunk`` events follow again from its start.
+        """
+        return self._event("sentence_restart", sentence=sentence, dropped_s=round(dropped_s, 3))
+
+    def words(self, *, sentence: int, words: Sequence[WordTiming]) -> Event:
+        """Sentence ``sentence``'s words, times from its first audio (as Leg 1 ``word_timestamps``).
+
+        Args:
+            sentence: The index of the text chunk the words belong to (as in ``audio_chunk``).
+            words: The words; ``char_*`` index that sentence's text as it was sent for synthesis.
+        """
+        return self._event("words", sentence=sentence, words=words_json(list(words)))
+
     def audio_end(self, *, chunks: int, duration_s: float) -> Event:
         """``audio_end``: no more audio for this response."""
         return self._event("audio_end", chunks=chunks, duration_s=round(duration_s, 3))
+
+    def interrupted(self, *, heard_text: str, sentences_done: list[int], sentence_cut: int | None) -> Event:
+        """``interrupted``: barge-in; what the caller heard, the sentences heard in full, the one cut."""
+        return self._event(
+            "interrupted", heard_text=heard_text, sentences_done=sentences_done, sentence_cut=sentence_cut
+        )
 
     def agent_end(self, *, ttfa_ms: float | None, text_ms: float | None, audio_ms: float | None) -> Event:
         """``agent_end``: the last event; times are ``t_ms`` values (None when there was no such event)."""

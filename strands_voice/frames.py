@@ -1,8 +1,8 @@
 """Leg 1 frame codec (sans-I/O): typed messages for every row of PROTOCOL.md, and their encoding.
 
 Client → server: :class:`Synthesize`, :class:`Cancel`, :class:`Close`.
-Server → client: :class:`SynthesisStart`, audio bytes, :class:`SynthesisComplete`,
-:class:`SynthesisCancelled`, :class:`ErrorFrame`.
+Server → client: :class:`SynthesisStart`, audio bytes, :class:`WordTimestamps` (when asked),
+:class:`SynthesisComplete`, :class:`SynthesisCancelled`, :class:`ErrorFrame`.
 
 Control frames are UTF-8 JSON objects. Where a transport does not keep frame kinds, a chunk is a control
 frame only if the WHOLE chunk decodes as UTF-8 JSON to an object (see :func:`is_control_frame`); raw PCM
@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from strands_voice._utf8 import json_utf8
 from strands_voice.errors import FrameDecodeError
 
 __all__ = [
@@ -28,17 +29,21 @@ __all__ = [
     "Close",
     "ErrorCode",
     "ErrorFrame",
+    "Keepalive",
     "ServerMessage",
     "SynthesisCancelled",
     "SynthesisComplete",
     "SynthesisStart",
     "Synthesize",
+    "WordTimestamps",
+    "WordTiming",
     "decode_client_message",
     "decode_server_control",
     "decode_server_frame",
     "encode_client_message",
     "encode_server_message",
     "is_control_frame",
+    "words_json",
 ]
 
 DEFAULT_FORMAT: Final = "pcm16"
@@ -53,12 +58,18 @@ ERROR_CODES: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Synthesize:
-    """Synthesize one chunk of text: ``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``."""
+    """Synthesize one chunk of text: ``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``.
+
+    ``normalize`` (default true) reads written forms the way people say them; ``timestamps`` (default
+    false) asks for :class:`WordTimestamps` frames. None leaves the field out (the server's default).
+    """
 
     text: str
     voice: str | None = None
     speed: float | None = None
     request_id: str | None = None
+    normalize: bool | None = None
+    timestamps: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +84,16 @@ class Close:
     """Finish what was already sent, then close the session with code 1000."""
 
 
-ClientMessage = Synthesize | Cancel | Close
+@dataclass(frozen=True, slots=True)
+class Keepalive:
+    """Nothing to send yet, but the session is still wanted: restarts the endpoint's idle clock.
+
+    The endpoint answers nothing. Sent by the agent side while no audio is owed, so a slow agent's
+    session outlives the idle timeout on every transport (SageMaker carries no WebSocket pings).
+    """
+
+
+ClientMessage = Synthesize | Cancel | Close | Keepalive
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,15 +132,39 @@ class ErrorFrame:
     request_id: str | None = None
 
 
-ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | ErrorFrame
+@dataclass(frozen=True, slots=True)
+class WordTiming:
+    """One spoken word: seconds from the start of the request's audio, chars of the text the client sent."""
+
+    word: str
+    start_s: float
+    end_s: float
+    char_start: int
+    char_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class WordTimestamps:
+    """Sent (when asked) before the audio of each segment: the words that audio speaks."""
+
+    request_id: str
+    words: tuple[WordTiming, ...]
+
+
+ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | ErrorFrame | WordTimestamps
 
 
 def _dumps(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """One frame's JSON text; refuses (TextEncodingError) a string UTF-8 cannot carry, naming its field."""
+    return json_utf8(obj, "frame").decode("utf-8")
 
 
 def encode_client_message(message: ClientMessage) -> str:
-    """Encode a client message as one JSON text frame; optional fields left as None are omitted."""
+    """Encode a client message as one JSON text frame; optional fields left as None are omitted.
+
+    Raises:
+        TextEncodingError: a field holds a lone surrogate (e.g. ``frame.text``), which UTF-8 cannot carry.
+    """
     if isinstance(message, Synthesize):
         obj: dict[str, Any] = {"type": "synthesize", "text": message.text}
         if message.voice is not None:
@@ -129,6 +173,10 @@ def encode_client_message(message: ClientMessage) -> str:
             obj["speed"] = message.speed
         if message.request_id is not None:
             obj["request_id"] = message.request_id
+        if message.normalize is not None:
+            obj["normalize"] = message.normalize
+        if message.timestamps is not None:
+            obj["timestamps"] = message.timestamps
         return _dumps(obj)
     if isinstance(message, Cancel):
         obj = {"type": "cancel"}
@@ -137,11 +185,17 @@ def encode_client_message(message: ClientMessage) -> str:
         return _dumps(obj)
     if isinstance(message, Close):
         return _dumps({"type": "close"})
+    if isinstance(message, Keepalive):
+        return _dumps({"type": "keepalive"})
     raise TypeError(f"not a client message: {type(message).__name__}")
 
 
 def encode_server_message(message: ServerMessage) -> str:
-    """Encode a server control message as one JSON text frame."""
+    """Encode a server control message as one JSON text frame.
+
+    Raises:
+        TextEncodingError: a field holds a lone surrogate (e.g. ``frame.message``).
+    """
     if isinstance(message, SynthesisStart):
         return _dumps(
             {
@@ -164,12 +218,30 @@ def encode_server_message(message: ServerMessage) -> str:
         )
     if isinstance(message, SynthesisCancelled):
         return _dumps({"type": "synthesis_cancelled", "request_id": message.request_id})
+    if isinstance(message, WordTimestamps):
+        return _dumps(
+            {"type": "word_timestamps", "request_id": message.request_id, "words": words_json(message.words)}
+        )
     if isinstance(message, ErrorFrame):
         obj: dict[str, Any] = {"type": "error", "code": message.code, "message": message.message}
         if message.request_id is not None:
             obj["request_id"] = message.request_id
         return _dumps(obj)
     raise TypeError(f"not a server message: {type(message).__name__}")
+
+
+def words_json(words: tuple[WordTiming, ...] | list[WordTiming]) -> list[dict[str, Any]]:
+    """Words as the JSON list of ``word_timestamps`` (and of Leg 3's ``words`` event)."""
+    return [
+        {
+            "word": w.word,
+            "start_s": w.start_s,
+            "end_s": w.end_s,
+            "char_start": w.char_start,
+            "char_end": w.char_end,
+        }
+        for w in words
+    ]
 
 
 def _parse_object(data: str | bytes) -> dict[str, Any]:
@@ -208,6 +280,15 @@ def _optional_str(obj: dict[str, Any], key: str) -> str | None:
     return _encodable(value, key)
 
 
+def _optional_bool(obj: dict[str, Any], key: str) -> bool | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise FrameDecodeError("invalid_request", f"'{key}' must be true or false.")
+    return value
+
+
 def decode_client_message(data: str | bytes) -> ClientMessage:
     """Decode one client frame (text or binary, UTF-8 JSON either way).
 
@@ -238,16 +319,22 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
             voice=_optional_str(obj, "voice"),
             speed=speed,
             request_id=_optional_str(obj, "request_id"),
+            normalize=_optional_bool(obj, "normalize"),
+            timestamps=_optional_bool(obj, "timestamps"),
         )
     if kind == "cancel":
         return Cancel(request_id=_optional_str(obj, "request_id"))
     if kind == "close":
         return Close()
+    if kind == "keepalive":
+        return Keepalive()
     if kind is None:
         raise FrameDecodeError("invalid_request", "The message needs a 'type' or a 'text'.")
     if not isinstance(kind, str):
         raise FrameDecodeError("invalid_request", "'type' must be a string.")
-    raise FrameDecodeError("invalid_request", "Unknown message type; expected synthesize, cancel or close.")
+    raise FrameDecodeError(
+        "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
+    )
 
 
 def _required_str(obj: dict[str, Any], key: str) -> str:
@@ -265,6 +352,25 @@ def _number(obj: dict[str, Any], key: str, default: float | None = None, *, inte
     if not math.isfinite(value) or value < 0 or (integer and value != int(value)):
         raise FrameDecodeError("invalid_request", f"A server message has an invalid '{key}'.")
     return value
+
+
+def _words(value: Any) -> tuple[WordTiming, ...]:
+    if not isinstance(value, list):
+        raise FrameDecodeError("invalid_request", "A word_timestamps message needs a list 'words'.")
+    words: list[WordTiming] = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise FrameDecodeError("invalid_request", "Each word must be a JSON object.")
+        words.append(
+            WordTiming(
+                word=_required_str(item, "word"),
+                start_s=float(_number(item, "start_s")),
+                end_s=float(_number(item, "end_s")),
+                char_start=int(_number(item, "char_start", integer=True)),
+                char_end=int(_number(item, "char_end", integer=True)),
+            )
+        )
+    return tuple(words)
 
 
 def decode_server_control(data: str | bytes) -> ServerMessage:
@@ -295,6 +401,8 @@ def decode_server_control(data: str | bytes) -> ServerMessage:
         )
     if kind == "synthesis_cancelled":
         return SynthesisCancelled(request_id=_required_str(obj, "request_id"))
+    if kind == "word_timestamps":
+        return WordTimestamps(request_id=_required_str(obj, "request_id"), words=_words(obj.get("words")))
     if kind == "error":
         rid = obj.get("request_id")
         code = obj.get("code", "internal")

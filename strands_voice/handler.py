@@ -1,19 +1,33 @@
 """``VoiceCallbackHandler``: give any ``strands.Agent`` a voice through its callback handler.
 
-Strands calls a callback handler synchronously: on the agent's worker thread (with its own event loop)
-under ``agent("...")``, on the caller's loop under ``await agent.stream_async(...)``. The handler never
-blocks either: each agent response gets a worker thread with its own event loop, which owns the one TTS
-session of that response; text deltas are handed over with ``loop.call_soon_threadsafe``. The worker
-feeds the incremental chunker, sends each chunk at once, turns the audio into Leg 3 shaped events and
-ends (closing its session) after the last audio.
+The handler IS the voice pipeline. For each agent response (one invocation, however many model turns
+and tool calls it takes) it runs one :class:`~strands_voice.response.Response`: the text goes through
+the incremental sentence chunker (``bidi``) or waits for the whole answer (``batch``), is spoken over ONE
+Leg 1 TTS session, and comes back as Leg 3 events. ``mode``, ``voice``, ``speed`` and ``format`` are
+set per handler and per request (:class:`~strands_voice.speaker.VoiceOptions` in ``invocation_state``).
 
-Audio reaches the user in any of three ways, all optional: ``on_audio(bytes)`` (encoded audio, in
-order), ``on_event(event)`` (every event), and ``handler.events()`` (an async iterator, on the caller's
-own loop). Callbacks run on the response's worker thread.
+Two ways to use it:
+
+- As the agent's callback handler (``agent("...")`` or ``stream_async``): Strands calls it synchronously
+  on the agent's loop; the handler never blocks it. Each response gets a worker thread with its own
+  event loop, which owns the response's TTS session; the audio outlives ``agent()``'s own loop. Events
+  reach the user through ``on_audio(bytes)``, ``on_event(event)`` (both on the worker thread) and
+  ``handler.events()`` (an async iterator on the caller's loop).
+- :meth:`VoiceCallbackHandler.stream` runs the agent and yields the whole Leg 3 stream (``agent_start``,
+  ``text_delta`` … ``agent_end``) from one bounded queue, in arrival order, on the caller's loop: what
+  an AgentCore entrypoint returns.
+
+When the model stops to call a tool (or its message ends), the pending text is spoken at once, and text
+of different model turns never shares a chunk; tool results and reasoning are never spoken. The TTS
+session stays open across tool calls; its silence timeout counts only while audio is owed.
+
+:meth:`VoiceCallbackHandler.interrupt` is barge-in, from any thread or loop: Leg 1 ``cancel``, the
+undelivered audio dropped, the rest of the response not spoken (its text goes on), one ``interrupted``
+event.
 
 Events per response: ``audio_start``, ``audio_chunk`` (``seq``, ``sentence``, base64 ``data``),
-``sentence_complete``, ``error`` (speech failed; the text goes on) and always, last, ``audio_end``.
-``t_ms`` counts from the response's first text.
+``sentence_complete``, ``error`` (speech failed; the text goes on), ``interrupted`` and always, last,
+``audio_end``. ``t_ms`` counts from the response's start (``agent_start`` under :meth:`stream`).
 
 Example:
     ```python
@@ -31,32 +45,74 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import itertools
 import logging
 import threading
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from strands_voice.audio import BYTES_PER_SECOND
+from strands.handlers.callback_handler import CompositeCallbackHandler
+
 from strands_voice.chunker import IncrementalSentenceChunker
 from strands_voice.connect import transport_from_url
+from strands_voice.event_queue import EventQueue
 from strands_voice.events import Event, EventBuilder
-from strands_voice.modes import Speaker, TransportFactory, VoiceOptions
+from strands_voice.response import Response
+from strands_voice.speaker import DEFAULT_MAX_REQUEST_CHARS, Mode, TransportFactory, VoiceOptions
+from strands_voice.tasks import cancel_and_wait
 
-__all__ = ["VOICE_OPTIONS_KEY", "EventStream", "VoiceCallbackHandler"]
+if TYPE_CHECKING:
+    from strands import Agent
+
+__all__ = [
+    "DEFAULT_MAX_QUEUED_EVENTS",
+    "VOICE_OPTIONS_KEY",
+    "EventStream",
+    "VoiceCallbackHandler",
+    "ends_model_turn",
+]
 
 logger = logging.getLogger(__name__)
 
 #: ``invocation_state`` key for per-request options: ``agent("…", invocation_state={VOICE_OPTIONS_KEY:
-#: VoiceOptions(voice="af_heart")})``. A mapping with ``voice``/``speed``/``format`` works too.
+#: VoiceOptions(mode="batch")})``. A mapping with ``mode``/``voice``/``speed``/``format`` works too.
 VOICE_OPTIONS_KEY: Final = "voice_options"
+
+#: Events :meth:`VoiceCallbackHandler.stream` holds for a slow consumer before the agent's text and the
+#: session's audio wait for it (an ``audio_chunk`` of pcm16 is at most 24 kB of audio, 32 kB as base64).
+DEFAULT_MAX_QUEUED_EVENTS: Final = 32
+
+#: Seconds to wait for cancelled tasks to end before giving up on them.
+_CANCEL_TIMEOUT: Final = 5.0
+
+_OPTION_FIELDS: Final = ("mode", "voice", "speed", "format")
 
 
 def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)
+
+
+def ends_model_turn(kwargs: Mapping[str, Any]) -> bool:
+    """Whether a Strands callback event ends the model's current turn of text.
+
+    True when the model starts a tool use (a ``toolUse`` content block, or ``current_tool_use``) and when
+    a message ends (``messageStop``, or the completed ``message``).
+    """
+    if "current_tool_use" in kwargs or "message" in kwargs:
+        return True
+    event = kwargs.get("event")
+    if not isinstance(event, Mapping):
+        return False
+    if "messageStop" in event:
+        return True
+    block = event.get("contentBlockStart")
+    start = block.get("start") if isinstance(block, Mapping) else None
+    return isinstance(start, Mapping) and "toolUse" in start
 
 
 class EventStream:
@@ -100,85 +156,12 @@ class EventStream:
         self._handler._unsubscribe(self)
 
 
-class _Response:
-    """One agent response: a worker thread with its own loop, owning one TTS session."""
+class _TextLog:
+    """The ``text_delta`` events of one :meth:`VoiceCallbackHandler.stream` run."""
 
-    def __init__(self, handler: VoiceCallbackHandler, options: VoiceOptions, number: int) -> None:
-        self.handler = handler
-        self.options = options
-        self.loop = asyncio.new_event_loop()
-        self.inbox: asyncio.Queue[str | None] = asyncio.Queue()
-        self.task: asyncio.Task[None] | None = None
-        self.thread = threading.Thread(target=self._main, name=f"voice-response-{number}", daemon=True)
-        self.finished = threading.Event()
-        self.thread.start()
-
-    def _call(self, callback: Callable[..., Any], *args: Any) -> None:
-        try:
-            self.loop.call_soon_threadsafe(callback, *args)
-        except RuntimeError:
-            logger.debug("response already ended; text dropped")
-
-    def feed(self, text: str) -> None:
-        """Hand a text delta to the worker (any thread, never blocks)."""
-        self._call(self.inbox.put_nowait, text)
-
-    def end(self) -> None:
-        """No more text for this response."""
-        self._call(self.inbox.put_nowait, None)
-
-    def cancel(self) -> None:
-        """Stop speaking now."""
-        self._call(self._cancel_task)
-
-    def _cancel_task(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-
-    def _main(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        try:
-            self.task = self.loop.create_task(self._run(), name="voice-response")
-            self.loop.run_until_complete(self.task)
-        except BaseException:  # cancellation or a bug: the worker must end either way
-            logger.debug("voice response ended abnormally", exc_info=True)
-        finally:
-            try:
-                self.loop.run_until_complete(self.loop.shutdown_asyncgens())
-            finally:
-                self.loop.close()
-                self.finished.set()
-                self.handler._response_finished(self)
-
-    async def _run(self) -> None:
-        handler = self.handler
-        speaker = Speaker(
-            handler._transport_factory,
-            EventBuilder(),
-            handler._deliver,
-            self.options,
-            connect_timeout=handler.connect_timeout,
-            silence_timeout=handler.silence_timeout,
-        )
-        chunker = handler._chunker_factory()
-        speaker.start()
-        ended = False
-        try:
-            while (text := await self.inbox.get()) is not None:
-                for chunk in chunker.feed(text):
-                    await speaker.speak(chunk)
-            for chunk in chunker.finish():
-                await speaker.speak(chunk)
-            await speaker.finish()
-            await speaker.wait()
-            speaker.end_events()  # audio_end, when audio started
-            ended = speaker.audio_started
-        finally:
-            await speaker.aclose()
-            if not ended:
-                # Every response ends with audio_end, even when speech failed or was stopped.
-                duration = speaker.pcm_bytes / BYTES_PER_SECOND
-                handler._deliver(speaker.builder.audio_end(chunks=speaker.chunks, duration_s=duration))
+    def __init__(self) -> None:
+        self.count = 0
+        self.last_ms: float | None = None
 
 
 class VoiceCallbackHandler:
@@ -186,6 +169,7 @@ class VoiceCallbackHandler:
 
     Args:
         tts_url: The Leg 1 endpoint (``ws://…``, ``http://…`` or ``sagemaker://…``).
+        mode: Default mode: ``bidi`` (speak while the agent writes) or ``batch`` (speak once it is done).
         voice: Default voice (None: the endpoint's default).
         speed: Default speed (None: 1.0).
         format: Output audio format: ``pcm16`` (default), ``wav``, ``mp3`` or ``opus``.
@@ -195,15 +179,18 @@ class VoiceCallbackHandler:
         chunker_factory: Creates the chunker of each response (default ``IncrementalSentenceChunker()``).
         connect_timeout: Seconds opening a TTS session may take.
         silence_timeout: Seconds the endpoint may stay silent while audio is owed.
+        max_request_chars: ``batch`` mode's per-request text limit (the endpoint's ``max_text_chars``).
+        max_queued_events: Events :meth:`stream` holds for a slow consumer before the run waits for it.
 
-    Per request, options come from ``invocation_state[VOICE_OPTIONS_KEY]`` or from
-    :meth:`set_request_options` (which applies to the next response only).
+    Per request, options come from ``invocation_state[VOICE_OPTIONS_KEY]``, from :meth:`stream`'s
+    ``options``, or from :meth:`set_request_options` (which applies to the next response only).
     """
 
     def __init__(
         self,
         tts_url: str | None = None,
         *,
+        mode: Mode = "bidi",
         voice: str | None = None,
         speed: float | None = None,
         format: str = "pcm16",
@@ -213,6 +200,8 @@ class VoiceCallbackHandler:
         chunker_factory: Callable[[], IncrementalSentenceChunker] | None = None,
         connect_timeout: float = 10.0,
         silence_timeout: float = 30.0,
+        max_request_chars: int = DEFAULT_MAX_REQUEST_CHARS,
+        max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> None:
         if transport_factory is None:
             if tts_url is None:
@@ -222,16 +211,20 @@ class VoiceCallbackHandler:
             def transport_factory() -> Any:
                 return transport_from_url(url, connect_timeout=connect_timeout)
 
+        if max_queued_events < 1:
+            raise ValueError("max_queued_events must be at least 1")
         self._transport_factory: TransportFactory = transport_factory
         self._chunker_factory = chunker_factory or IncrementalSentenceChunker
-        self.options = VoiceOptions(voice=voice, speed=speed, format=format)
+        self.options = VoiceOptions(voice=voice, speed=speed, format=format, mode=mode)
         self.on_audio = on_audio
         self.on_event = on_event
         self.connect_timeout = connect_timeout
         self.silence_timeout = silence_timeout
+        self.max_request_chars = max_request_chars
+        self.max_queued_events = max_queued_events
         self._lock = threading.Lock()
-        self._current: _Response | None = None
-        self._active: list[_Response] = []
+        self._current: Response | None = None
+        self._active: list[Response] = []
         self._threads: list[threading.Thread] = []
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._subscribers: list[EventStream] = []
@@ -243,11 +236,17 @@ class VoiceCallbackHandler:
     # --- the Strands callback -------------------------------------------------------------------------
 
     def __call__(self, **kwargs: Any) -> None:
-        """Strands' callback: ``data=`` deltas are spoken; ``result=`` ends the response's text."""
+        """Strands' callback: ``data=`` deltas are spoken; a tool use or message end flushes the pending
+        text; ``result=`` ends the response's text. Reasoning and tool results are never spoken."""
         try:
             data = kwargs.get("data")
             if isinstance(data, str) and data and not kwargs.get("reasoning"):
                 self._text(data, kwargs.get(VOICE_OPTIONS_KEY))
+            if ends_model_turn(kwargs):
+                with self._lock:
+                    current = self._current
+                if current is not None:
+                    current.turn()
             if "result" in kwargs:
                 self._end_text()
         except Exception:
@@ -260,21 +259,63 @@ class VoiceCallbackHandler:
         if isinstance(requested, VoiceOptions):
             return requested
         if isinstance(requested, Mapping):
-            fields = {
-                k: v for k, v in requested.items() if k in ("voice", "speed", "format") and v is not None
-            }
+            fields = {k: v for k, v in requested.items() if k in _OPTION_FIELDS and v is not None}
             return replace(options, **fields)
         return options
 
-    def _start_response(self, requested: Any) -> _Response | None:
-        """The current response, started (and its TTS session opening) if there is none. Holds the lock."""
+    def _new_response(
+        self,
+        options: VoiceOptions,
+        loop: asyncio.AbstractEventLoop,
+        builder: EventBuilder,
+        sink: Callable[[Event], None],
+        **extra: Any,
+    ) -> Response:
+        return Response(
+            options=options,
+            loop=loop,
+            transport_factory=self._transport_factory,
+            chunker_factory=self._chunker_factory,
+            builder=builder,
+            sink=sink,
+            connect_timeout=self.connect_timeout,
+            silence_timeout=self.silence_timeout,
+            max_request_chars=self.max_request_chars,
+            **extra,
+        )
+
+    def _start_response(self, requested: Any) -> Response | None:
+        """The current response, started on a worker thread if there is none. Holds the lock."""
         if self._closed:
             return None
         if self._current is None:
-            self._current = _Response(self, self._resolve(requested), next(self._numbers))
-            self._active.append(self._current)
-            self._threads.append(self._current.thread)
+            loop = asyncio.new_event_loop()
+            response = self._new_response(
+                self._resolve(requested), loop, EventBuilder(), self._deliver, track_on_emit=True
+            )
+            number = next(self._numbers)
+            response.thread = threading.Thread(
+                target=self._run_in_thread, args=(response,), name=f"voice-response-{number}", daemon=True
+            )
+            self._current = response
+            self._active.append(response)
+            self._threads.append(response.thread)
+            response.thread.start()
         return self._current
+
+    def _run_in_thread(self, response: Response) -> None:
+        loop = response.loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(loop.create_task(response.run(), name="voice-response"))
+        except BaseException:  # cancellation or a bug: the worker must end either way
+            logger.debug("voice response ended abnormally", exc_info=True)
+        finally:
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            finally:
+                loop.close()
+                self._response_finished(response)
 
     def _text(self, data: str, requested: Any) -> None:
         with self._lock:
@@ -282,11 +323,14 @@ class VoiceCallbackHandler:
             if response is not None:
                 response.feed(data)
 
-    def _end_text(self) -> None:
+    def _end_text(self, response: Response | None = None) -> None:
+        """End the current response's text (only if it is ``response``, when given)."""
         with self._lock:
-            response, self._current = self._current, None
-        if response is not None:
-            response.end()
+            current = self._current
+            if current is None or (response is not None and current is not response):
+                return
+            self._current = None
+        current.end()
 
     def begin_response(self, requested: Any = None) -> None:
         """Start the next response now, before its first text, so its TTS session opens meanwhile.
@@ -303,18 +347,172 @@ class VoiceCallbackHandler:
         """No more text for the current response (idempotent; ``result=`` does the same)."""
         self._end_text()
 
+    def interrupt(self) -> bool:
+        """Barge-in: stop speaking every response in progress (any thread or loop; idempotent).
+
+        Sends Leg 1 ``cancel`` on the response's open session, drops its audio not yet delivered, speaks
+        none of the rest of that response (its text goes on), and emits one ``interrupted`` event
+        (``heard_text``, ``sentences_done``, ``sentence_cut``) followed, as always, by ``audio_end``.
+
+        Returns:
+            Whether a response was in progress (a second call still returns True; it does nothing more).
+        """
+        with self._lock:
+            active = list(self._active)
+        for response in active:
+            response.interrupt()
+        return bool(active)
+
+    # --- the Leg 3 stream -----------------------------------------------------------------------------
+
+    async def stream(
+        self,
+        agent: Agent,
+        prompt: Any,
+        *,
+        options: VoiceOptions | Mapping[str, Any] | None = None,
+        invocation_state: dict[str, Any] | None = None,
+        request_id: str | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """Run ``agent`` on ``prompt`` and yield its Leg 3 events, speaking with this handler.
+
+        ``text_delta`` events come from the agent's token stream, the speech events from this handler,
+        through one bounded queue in arrival order, from ``agent_start`` to ``agent_end``. A slow consumer
+        slows the agent's text and the reading of the audio down instead of having it buffered.
+
+        The handler should be the agent's callback handler (or part of it: ``CompositeCallbackHandler``,
+        :class:`~strands_voice.plugin.VoicePlugin`); if it is not, it is composed with the agent's own
+        handler for the duration of the run. One response at a time per handler. The run's events go to
+        this generator only (not to ``on_audio``, ``on_event`` or :meth:`events`).
+
+        Args:
+            agent: The Strands agent.
+            prompt: The user's prompt (anything ``stream_async`` takes).
+            options: This request's options (else ``invocation_state[VOICE_OPTIONS_KEY]``, else the
+                handler's defaults).
+            invocation_state: Passed to ``agent.stream_async``.
+            request_id: The id in ``agent_start`` (a random one when None).
+
+        Yields:
+            Leg 3 events. Stop iterating (``aclose()``) to cancel the run; call :meth:`interrupt` first to
+            barge in (the endpoint then sees ``cancel`` before the session closes).
+
+        Raises:
+            RuntimeError: The handler is closed, or already speaking a response.
+        """
+        rid = request_id or uuid.uuid4().hex
+        state = dict(invocation_state or {})
+        requested = options if options is not None else state.get(VOICE_OPTIONS_KEY)
+        builder = EventBuilder()
+        queue = EventQueue(self.max_queued_events)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the voice handler is closed")
+            if self._current is not None:
+                raise RuntimeError("the voice handler is already speaking a response")
+            response = self._new_response(
+                self._resolve(requested),
+                asyncio.get_running_loop(),
+                builder,
+                queue.put_nowait,
+                request_id_prefix=rid[:12],
+                wait_for_room=queue.wait_for_room,
+                purge=queue.purge,
+            )
+            self._current = response
+            self._active.append(response)
+        text = _TextLog()
+        producing: asyncio.Task[None] | None = None
+        try:
+            yield builder.agent_start(mode=response.options.mode, request_id=rid)
+            producing = asyncio.create_task(
+                self._produce(agent, prompt, state, response, queue, text), name="voice-run"
+            )
+            while (event := await queue.get()) is not None:
+                response.delivered(event)
+                yield event
+            producing.result()  # a bug in the producer surfaces here rather than vanishing
+            yield builder.agent_end(
+                ttfa_ms=response.log.first_audio_ms, text_ms=text.last_ms, audio_ms=response.log.last_audio_ms
+            )
+        finally:
+            # Also on caller disconnect (aclose, cancellation): nothing may outlive the generator.
+            if producing is not None:
+                await cancel_and_wait([producing], _CANCEL_TIMEOUT)
+                if producing.done() and not producing.cancelled():
+                    producing.exception()  # retrieved (re-raised above when the run ended normally)
+            self._end_text(response)
+            self._response_finished(response)
+
+    async def _produce(
+        self,
+        agent: Agent,
+        prompt: Any,
+        state: dict[str, Any],
+        response: Response,
+        queue: EventQueue,
+        text: _TextLog,
+    ) -> None:
+        """Drive the agent (its callback feeds ``response``) and queue its ``text_delta`` events."""
+        speaking = asyncio.create_task(response.run(), name="voice-response")
+        try:
+            try:
+                with self._attached(agent):
+                    async for event in agent.stream_async(prompt, invocation_state=state):
+                        data = event.get("data")
+                        if isinstance(data, str) and data and not event.get("reasoning"):
+                            # Waits for room like the audio does: a slow consumer slows the agent too.
+                            await queue.wait_for_room()
+                            delta = response.builder.text_delta(seq=text.count, text=data)
+                            text.count += 1
+                            text.last_ms = delta["t_ms"]
+                            queue.put_nowait(delta)
+            except Exception:
+                logger.exception("the agent failed")
+                queue.put_nowait(
+                    response.builder.error(code="agent_error", message="The agent failed to answer.")
+                )
+            # Not in a finally: on cancellation nothing more is spoken; the session is closed instead.
+            self._end_text(response)
+            response.end()
+            await speaking
+        finally:
+            await cancel_and_wait([speaking], _CANCEL_TIMEOUT)
+            queue.put_nowait(None)  # the consumer's end marker, whatever happened
+
+    def _reaches(self, handler: Any) -> bool:
+        if handler is self:
+            return True
+        if isinstance(handler, CompositeCallbackHandler):
+            return any(self._reaches(inner) for inner in handler.handlers)
+        return False
+
+    @contextlib.contextmanager
+    def _attached(self, agent: Agent) -> Iterator[None]:
+        """This handler in ``agent``'s callback chain for the duration (composed with its own)."""
+        own = agent.callback_handler
+        if self._reaches(own):
+            yield
+            return
+        agent.callback_handler = CompositeCallbackHandler(own, self)
+        try:
+            yield
+        finally:
+            agent.callback_handler = own
+
     # --- options and delivery -----------------------------------------------------------------------
 
     def set_request_options(
-        self, *, voice: str | None = None, speed: float | None = None, format: str | None = None
+        self,
+        *,
+        mode: Mode | None = None,
+        voice: str | None = None,
+        speed: float | None = None,
+        format: str | None = None,
     ) -> None:
         """Options for the next response only (unset fields keep the handler's defaults)."""
-        base = self.options
-        options = VoiceOptions(
-            voice=base.voice if voice is None else voice,
-            speed=base.speed if speed is None else speed,
-            format=base.format if format is None else format,
-        )
+        fields: dict[str, Any] = {"mode": mode, "voice": voice, "speed": speed, "format": format}
+        options = replace(self.options, **{k: v for k, v in fields.items() if v is not None})
         with self._lock:
             self._next_options = options
 
@@ -354,10 +552,12 @@ class VoiceCallbackHandler:
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
-    def _response_finished(self, response: _Response) -> None:
+    def _response_finished(self, response: Response) -> None:
         with self._idle:
             if response in self._active:
                 self._active.remove(response)
+            if self._current is response:
+                self._current = None
             self._idle.notify_all()
             waiters = [] if self._active else self._async_waiters
             if waiters:
@@ -405,7 +605,10 @@ class VoiceCallbackHandler:
         self.wait()  # every worker has finished: this only joins ended threads
 
     def close(self, timeout: float = 5.0) -> None:
-        """Stop speaking, end every worker thread and end :meth:`events` streams. Safe to call twice."""
+        """Stop speaking, end every worker thread and end :meth:`events` streams. Safe to call twice.
+
+        A :meth:`stream` in progress is cancelled too (its generator ends once its consumer resumes).
+        """
         with self._lock:
             self._closed = True
             self._current = None
@@ -414,11 +617,13 @@ class VoiceCallbackHandler:
         for response in active:
             response.cancel()
         for response in active:
-            response.thread.join(timeout)
+            if response.thread is not None and response.thread is not threading.current_thread():
+                response.thread.join(timeout)
         with self._lock:
             threads, self._threads = self._threads, []
         for thread in threads:
-            thread.join(timeout)
+            if thread is not threading.current_thread():
+                thread.join(timeout)
         for stream in subscribers:
             stream._put(None)
 

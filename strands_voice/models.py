@@ -190,7 +190,9 @@ def create_model(spec: str | ModelChoice) -> Model:
     if choice.provider == "bedrock":
         from strands.models.bedrock import BedrockModel
 
-        return BedrockModel(model_id=choice.model_id, region_name=choice.options.get("region"))
+        # ?region=, else AWS_REGION (Lambda, AgentCore, --region), else boto3's AWS_DEFAULT_REGION / profile.
+        region = choice.options.get("region") or os.environ.get("AWS_REGION", "").strip() or None
+        return BedrockModel(model_id=choice.model_id, region_name=region)
     if choice.provider == "ollama":
         try:
             from strands.models.ollama import OllamaModel

@@ -147,27 +147,67 @@ class _PartAssembler:
         return classify_payload_part(whole, data_type)
 
 
-def _stream_error(exc: BaseException, *, during: str) -> SageMakerStreamError:
-    """A SageMaker-reported error (modeled or not) as the project's typed error, without its text."""
+#: SageMaker error types (and HTTP statuses) that mean "at capacity or throttled: try again later".
+_BUSY_TYPES: Final = frozenset(
+    {
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailable",
+        "ServiceUnavailableError",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "InternalFailure",
+        "InternalServerError",
+        "InternalServerException",
+    }
+)
+_BUSY_STATUSES: Final = frozenset({429, 503})
+#: Stream errors that end a stream mid-answer: the connection is lost, a new stream may succeed.
+_LOST_TYPES: Final = frozenset({"ModelStreamError", "InternalStreamFailure"})
+
+
+def _stream_error(exc: BaseException, *, during: str, opening: bool) -> SageMakerStreamError:
+    """A SageMaker-reported error (modeled or not) as the project's typed error, without its text.
+
+    The code is the agent side's (PROTOCOL.md): ``busy`` (throttling, 429, 503: retryable),
+    ``connection_lost`` (a stream ended mid-answer: retryable) or ``connection_failed`` (refused for a
+    reason retrying does not cure: unknown endpoint, access denied, a container refusing the upgrade).
+    SageMaker's own code stays on the error as ``sagemaker_code``.
+    """
     error_type = type(exc).__name__
     remote = getattr(exc, "message", None) or str(exc)
-    code = getattr(exc, "error_code", None)
+    sagemaker_code = getattr(exc, "error_code", None)
+    http_status: int | None = None
     unmodeled = _UNMODELED_ERROR.search(remote) if error_type == "CallError" else None
     if unmodeled is not None:
         # An error the SDK does not model (AccessDeniedException, ValidationError, ...): its shape
         # name is the code.
         error_type = unmodeled["id"] or f"HTTP{unmodeled['status']}"
-    code = code or error_type
+        http_status = int(unmodeled["status"])
+    sagemaker_code = sagemaker_code or error_type
     status = getattr(exc, "original_status_code", None)
     # SageMaker's own message can name accounts and ARNs: it is logged, and kept on the error for code
     # that wants it, but the message shown to people is ours.
     logger.warning(
-        "during=<%s>, type=<%s>, code=<%s> | sagemaker error: %s", during, error_type, code, remote
+        "during=<%s>, type=<%s>, code=<%s> | sagemaker error: %s", during, error_type, sagemaker_code, remote
     )
-    message = f"SageMaker reported {error_type} ({code}) {during}"
+    message = f"SageMaker reported {error_type} ({sagemaker_code}) {during}"
     if status is not None:
         message += f"; the container answered HTTP {status}"
-    return SageMakerStreamError(str(code), message, error_type=error_type, sagemaker_message=str(remote))
+    if error_type in _BUSY_TYPES or http_status in _BUSY_STATUSES or status in _BUSY_STATUSES:
+        code, retryable = "busy", True
+    elif error_type in _LOST_TYPES or not opening:
+        code, retryable = "connection_lost", True
+    else:
+        code, retryable = "connection_failed", False
+    return SageMakerStreamError(
+        code,
+        message,
+        retryable=retryable,
+        error_type=error_type,
+        sagemaker_code=str(sagemaker_code),
+        sagemaker_message=str(remote),
+    )
 
 
 class _BotocoreCredentials:
@@ -266,6 +306,9 @@ _EOF: Final = _EndOfStream()
 class SageMakerTransport:
     """A :class:`~strands_voice.transport.FrameTransport` over SageMaker's HTTP/2 bidirectional stream.
 
+    One stream at a time; :meth:`connect` after :meth:`close` opens a new one (the session resumes this
+    way). Errors carry the agent-side codes and ``retryable`` (see :func:`_stream_error`).
+
     Args:
         endpoint_name: The SageMaker endpoint to invoke.
         region: AWS region; when None, ``AWS_REGION`` / ``AWS_DEFAULT_REGION`` / the profile's region.
@@ -362,7 +405,7 @@ class SageMakerTransport:
                 region = importlib.import_module("botocore.session").Session().get_config_variable("region")
         if not region:
             raise TTSConnectionError(
-                "missing_region",
+                "connection_failed",
                 "No AWS region for the SageMaker endpoint: add ?region=<region> to the sagemaker:// URL "
                 "or set AWS_REGION.",
             )
@@ -379,13 +422,13 @@ class SageMakerTransport:
         except Exception as exc:
             logger.debug("credential lookup failed", exc_info=True)
             raise TTSConnectionError(
-                "missing_credentials",
+                "connection_failed",
                 f"AWS credentials could not be loaded ({type(exc).__name__}); check AWS_PROFILE and the "
                 "AWS config files.",
             ) from None
         if credentials is None:
             raise TTSConnectionError(
-                "missing_credentials",
+                "connection_failed",
                 "No AWS credentials found for the SageMaker endpoint: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run with an IAM role.",
             )
@@ -404,13 +447,15 @@ class SageMakerTransport:
             TTSConnectionError: no region or no credentials (before any network call), or the
                 endpoint could not be reached.
             SageMakerStreamError: SageMaker refused the stream (unknown endpoint, access denied, the
-                container refused the WebSocket, ...); ``code`` is SageMaker's.
+                container refused the WebSocket, ...): ``busy`` (retryable) for throttling and 429/503,
+                else ``connection_failed``; SageMaker's own code is ``sagemaker_code``.
             TTSTimeoutError: SageMaker did not answer within ``connect_timeout``.
         """
-        if self._closed:
-            raise TTSConnectionError("closed", "the SageMaker transport is closed")
-        if self._connected:
+        if self._connected and not self._closed and self._terminal is None:
             return
+        if self._connected and not self._closed:
+            await self.close()  # the old stream has ended: a new one replaces it
+        self._reset()
         sdk = _load_sdk()
         region = self._resolve_region()
         credentials = await self._resolve_credentials(sdk)
@@ -433,17 +478,21 @@ class SageMakerTransport:
         except TimeoutError:
             await self._abort()
             raise TTSTimeoutError(
-                "connect_timeout", f"SageMaker did not answer the stream within {self.connect_timeout} s"
+                "connect_timeout",
+                f"SageMaker did not answer the stream within {self.connect_timeout} s",
+                retryable=True,
             ) from None
         except BaseException as exc:
             await self._abort()
             if isinstance(exc, TTSError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
             if isinstance(exc, sdk.call_error):
-                raise _stream_error(exc, during="opening the stream") from None
+                raise _stream_error(exc, during="opening the stream", opening=True) from None
             logger.debug("endpoint_uri=<%s> | connect failed", endpoint_uri, exc_info=True)
             raise TTSConnectionError(
-                "connection_failed", f"could not reach SageMaker at {endpoint_uri} ({type(exc).__name__})"
+                "connection_failed",
+                f"could not reach SageMaker at {endpoint_uri} ({type(exc).__name__})",
+                retryable=True,
             ) from None
         self.invoked_variant = getattr(output, "invoked_production_variant", None)
         self._connected = True
@@ -463,7 +512,7 @@ class SageMakerTransport:
             TTSTimeoutError: the connection did not take the message within ``send_timeout``.
         """
         if not self._connected or self._closed or self._stream is None:
-            raise TTSConnectionError("not_connected", "the SageMaker stream is not open")
+            raise TTSConnectionError("connection_lost", "the SageMaker stream is not open")
         models = self._models
         part = models.RequestStreamEventPayloadPart(
             value=models.RequestPayloadPart(
@@ -473,17 +522,19 @@ class SageMakerTransport:
         async with self._send_lock:
             stream = self._stream
             if self._closed or stream is None:
-                raise TTSConnectionError("closed", "the SageMaker transport is closed")
+                raise TTSConnectionError("connection_lost", "the SageMaker transport is closed")
             if self._send_broken or self._terminal is not None:
-                raise TTSConnectionError("connection_lost", "the SageMaker stream has ended")
+                raise TTSConnectionError("connection_lost", "the SageMaker stream has ended", retryable=True)
             try:
                 async with asyncio.timeout(self.send_timeout):
                     await stream.input_stream.send(part)
             except TimeoutError:
                 # Event signatures chain: a half-sent message leaves the stream unusable.
                 self._send_broken = True
-                raise TTSTimeoutError(
-                    "send_timeout", f"SageMaker did not take a message within {self.send_timeout} s"
+                raise TTSConnectionError(
+                    "connection_lost",
+                    f"SageMaker did not take a message within {self.send_timeout} s",
+                    retryable=True,
                 ) from None
             except asyncio.CancelledError:
                 self._send_broken = True
@@ -491,7 +542,9 @@ class SageMakerTransport:
             except Exception:
                 self._send_broken = True
                 logger.debug("send failed", exc_info=True)
-                raise TTSConnectionError("connection_lost", "the SageMaker stream dropped") from None
+                raise TTSConnectionError(
+                    "connection_lost", "the SageMaker stream dropped", retryable=True
+                ) from None
 
     async def receive(self) -> Frame:
         """Wait for the next frame from the endpoint (``str`` control, ``bytes`` audio).
@@ -506,11 +559,11 @@ class SageMakerTransport:
             TTSTimeoutError: nothing arrived within ``silence_timeout``.
         """
         if not self._connected:
-            raise TTSConnectionError("not_connected", "the SageMaker stream is not open")
+            raise TTSConnectionError("connection_lost", "the SageMaker stream is not open")
         if self._terminal is not None and self._frames.empty():
             self._raise_terminal(self._terminal)
         if self._closed and self._frames.empty():
-            raise TTSConnectionError("closed", "the SageMaker transport is closed")
+            raise TTSConnectionError("connection_lost", "the SageMaker transport is closed")
         try:
             if self.silence_timeout is None:
                 item = await self._frames.get()
@@ -544,10 +597,19 @@ class SageMakerTransport:
             await asyncio.wait({reader}, timeout=self.close_timeout)
         await self._abort()
         if self._terminal is None:
-            self._terminal = TTSConnectionError("closed", "the SageMaker transport is closed")
+            self._terminal = TTSConnectionError("connection_lost", "the SageMaker transport is closed")
         logger.debug("endpoint=<%s> | sagemaker stream closed", self.endpoint_name)
 
     # -- internals -----------------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        """Forget a previous (closed) stream, so :meth:`connect` opens a new one (resume)."""
+        self._frames = asyncio.Queue()
+        self._terminal = None
+        self._send_broken = False
+        self._connected = False
+        self._closed = False
+        self.invoked_variant = None
 
     def _raise_terminal(self, item: _EndOfStream | TTSError) -> NoReturn:
         self._terminal = item
@@ -565,7 +627,9 @@ class SageMakerTransport:
                 event = await receiver.receive()
                 if event is None:
                     if self._http is not None and self._http.response_failed():
-                        terminal = TTSConnectionError("connection_lost", "the SageMaker stream dropped")
+                        terminal = TTSConnectionError(
+                            "connection_lost", "the SageMaker stream dropped", retryable=True
+                        )
                     else:
                         terminal = _EOF
                     break
@@ -577,17 +641,21 @@ class SageMakerTransport:
                 else:
                     logger.debug("event=<%s> | unknown sagemaker event ignored", type(event).__name__)
         except asyncio.CancelledError:
-            self._frames.put_nowait(TTSConnectionError("closed", "the SageMaker transport is closed"))
+            self._frames.put_nowait(
+                TTSConnectionError("connection_lost", "the SageMaker transport is closed")
+            )
             raise
         except (models.ModelStreamError, models.InternalStreamFailure) as exc:
-            terminal = _stream_error(exc, during="during the stream")
+            terminal = _stream_error(exc, during="during the stream", opening=False)
         except Exception as exc:
             call_error = _load_sdk().call_error
             if isinstance(exc, call_error):
-                terminal = _stream_error(exc, during="during the stream")
+                terminal = _stream_error(exc, during="during the stream", opening=False)
             else:
                 logger.debug("sagemaker stream read failed", exc_info=True)
-                terminal = TTSConnectionError("connection_lost", "the SageMaker stream dropped")
+                terminal = TTSConnectionError(
+                    "connection_lost", "the SageMaker stream dropped", retryable=True
+                )
         self._frames.put_nowait(terminal)
 
     async def _abort(self) -> None:

@@ -2,8 +2,18 @@
 
 The session holds the logic every transport shares: request ids, strict ordering, decoding frames with
 :mod:`strands_voice.frames`, the connect timeout, the silence timeout (applied only while audio is owed),
-and typed events. Text chunks are sent the moment :meth:`TTSSession.synthesize` is called, without
-waiting for earlier requests' audio: the endpoint pipelines them and answers strictly in order.
+a keepalive while nothing is owed, resume after a dropped connection, retry on ``busy``, and typed
+events. Text chunks are sent the moment :meth:`TTSSession.synthesize` is called, without waiting for
+earlier requests' audio: the endpoint pipelines them and answers strictly in order.
+
+Resume (docs/reliability.md): the session remembers every request sent whose answer has not ended. When
+the connection drops (or the endpoint closes it, refuses it with ``busy``/1013, or throttles), it
+reconnects with bounded exponential backoff and jitter (:class:`~strands_voice.retry.RetryPolicy`)
+and re-sends every unfinished request from its start, in order. A completed request is never sent again,
+so no byte of its audio is ever repeated. A request cut mid-audio is replayed WHOLE: the session first
+yields :class:`RequestRestarted` (the audio given for it so far is void; a player drops or fades it),
+then the request's events again from :class:`RequestStarted`. When the outage outlasts the policy's
+deadline, iteration raises the error that started it (``connection_lost``, ``busy``, ...), once.
 
 Example:
     ```python
@@ -12,7 +22,9 @@ Example:
         await session.synthesize("How are you?")
         await session.finish()
         async for event in session:
-            if isinstance(event, AudioChunk):
+            if isinstance(event, RequestRestarted):
+                drop_partial(event.request_id)
+            elif isinstance(event, AudioChunk):
                 play(event.data)
     ```
 """
@@ -27,33 +39,48 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 from strands_voice.errors import FrameDecodeError, TTSConnectionError, TTSError, TTSTimeoutError
 from strands_voice.frames import (
     Cancel,
+    ClientMessage,
     Close,
     ErrorFrame,
+    Keepalive,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
+    WordTimestamps,
+    WordTiming,
     decode_server_frame,
     encode_client_message,
 )
+from strands_voice.retry import Backoff, RetryPolicy, is_retryable
 from strands_voice.transport import FrameTransport
 
 __all__ = [
+    "DEFAULT_RETRY",
     "AudioChunk",
     "RequestCancelled",
     "RequestCompleted",
     "RequestFailed",
+    "RequestRestarted",
     "RequestStarted",
     "SessionEvent",
     "TTSSession",
+    "WordsReceived",
 ]
 
 logger = logging.getLogger(__name__)
+
+#: The retry policy of sessions created without one: an outage may last up to a minute (a restarting
+#: container loads its model), delays from 0.25 s doubling to 5 s, half of each drawn at random.
+DEFAULT_RETRY: Final = RetryPolicy()
+
+#: Seconds between keepalive messages while nothing is owed (the endpoint's idle timeout is 300 s).
+DEFAULT_KEEPALIVE_S: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +130,53 @@ class RequestFailed:
     message: str
 
 
-SessionEvent = RequestStarted | AudioChunk | RequestCompleted | RequestCancelled | RequestFailed
+@dataclass(frozen=True, slots=True)
+class WordsReceived:
+    """The words of a request's next audio (its ``word_timestamps``, sent when ``timestamps=True``)."""
+
+    request_id: str
+    words: tuple[WordTiming, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRestarted:
+    """The connection dropped while a request was answered; it is replayed from its start.
+
+    The ``dropped_bytes`` of audio already given for the request are void: a player drops (or fades out)
+    what it still holds of them. The request's events follow again from :class:`RequestStarted`.
+    """
+
+    request_id: str
+    dropped_bytes: int
+
+
+SessionEvent = (
+    RequestStarted
+    | AudioChunk
+    | RequestCompleted
+    | RequestCancelled
+    | RequestFailed
+    | RequestRestarted
+    | WordsReceived
+)
+
+
+@dataclass(slots=True)
+class _Request:
+    """One request the session owes an answer for."""
+
+    request_id: str
+    text: str
+    voice: str | None
+    speed: float | None
+    normalize: bool | None = None
+    timestamps: bool | None = None
+    wire_id: str | None = None  # the id it was last sent under (None: not sent on this connection)
+    generation: int = -1  # the connection it was last sent on
+    attempts: int = 0
+    cancelled: bool = False
+    started: bool = False  # RequestStarted was given for the current attempt
+    delivered: int = 0  # audio bytes given for the current attempt
 
 
 class TTSSession:
@@ -111,17 +184,21 @@ class TTSSession:
 
     Iterate the session (``async for event in session``) from ONE task to receive events; call
     :meth:`synthesize`, :meth:`cancel` and :meth:`finish` from any task on the same event loop.
-    Iteration ends after :meth:`finish` once nothing is owed any more (or the endpoint closed the
-    session normally with nothing owed). A dropped connection raises :class:`TTSConnectionError` from
-    the iteration; silence while audio is owed raises :class:`TTSTimeoutError`. Neither ever hangs.
+    Iteration ends after :meth:`finish` once nothing is owed any more. A dropped connection is resumed
+    (see the module docstring) by the iterating task; when that fails for ``retry.deadline_s``, the
+    iteration raises :class:`TTSConnectionError`. Silence while audio is owed raises
+    :class:`TTSTimeoutError` (not retried: a silent endpoint is not a dropped one). Neither ever hangs.
 
     Args:
-        transport: The connection to the endpoint.
+        transport: The connection to the endpoint; reconnected (``close`` then ``connect``) to resume.
         voice: Default voice for requests (None: the endpoint's default).
         speed: Default speed for requests (None: the endpoint's default).
-        connect_timeout: Seconds :meth:`open` may take.
+        connect_timeout: Seconds one connection attempt may take.
         silence_timeout: Seconds the endpoint may stay silent while a request's audio is owed.
         request_id_prefix: Prefix of generated request ids (a random one when None).
+        retry: When to resume and retry (:data:`DEFAULT_RETRY` when None; ``NO_RETRY`` turns it off).
+        keepalive_s: Seconds between ``keepalive`` messages while nothing is owed, so a slow agent's
+            session outlives the endpoint's idle timeout; None sends none.
     """
 
     def __init__(
@@ -133,17 +210,28 @@ class TTSSession:
         connect_timeout: float = 10.0,
         silence_timeout: float = 30.0,
         request_id_prefix: str | None = None,
+        retry: RetryPolicy | None = None,
+        keepalive_s: float | None = DEFAULT_KEEPALIVE_S,
     ) -> None:
         self.transport = transport
         self.voice = voice
         self.speed = speed
         self.connect_timeout = connect_timeout
         self.silence_timeout = silence_timeout
+        self.retry = retry if retry is not None else DEFAULT_RETRY
+        self.keepalive_s = keepalive_s
         self._prefix = request_id_prefix or uuid.uuid4().hex[:8]
         self._counter = itertools.count()
         # Requests sent and not yet ended, in the order sent (the order the endpoint answers them).
-        self._owed: OrderedDict[str, bool] = OrderedDict()  # request_id -> cancelled
-        self._current: str | None = None  # the request whose audio is arriving now
+        self._owed: OrderedDict[str, _Request] = OrderedDict()
+        self._by_wire: dict[str, _Request] = {}
+        self._current: _Request | None = None  # the request whose audio is arriving now
+        self._backoff = Backoff(self.retry)
+        self._send_lock = asyncio.Lock()
+        self._generation = 0
+        self._down: TTSError | None = None  # why the connection is down (None: it is up)
+        self._busy: _Request | None = None  # a request the endpoint answered `busy`
+        self._failed: TTSError | None = None  # resume gave up: the session is over
         self._opened = False
         self._finished = False
         self._closed = False
@@ -151,7 +239,8 @@ class TTSSession:
         self._receiving: asyncio.Future[str | bytes] | None = None
         self._wakeup: asyncio.Future[None] | None = None
         self._silence_from = 0.0
-        self._closed_by_peer = False
+        #: How many times the session reconnected (resumes), for logs and tests.
+        self.reconnects = 0
 
     @property
     def owed(self) -> list[str]:
@@ -163,32 +252,53 @@ class TTSSession:
         """True between a successful :meth:`open` and :meth:`close`."""
         return self._opened and not self._closed
 
+    @property
+    def is_connected(self) -> bool:
+        """True while open and the connection is up (False during an outage being resumed)."""
+        return self.is_open and self._down is None
+
     async def open(self) -> None:
-        """Connect the transport.
+        """Connect the transport; an endpoint that answers ``busy`` (1013, 429, 503) is retried.
 
         Raises:
             TTSTimeoutError: connecting took longer than ``connect_timeout``.
-            TTSConnectionError: the endpoint could not be reached.
+            TTSConnectionError: the endpoint could not be reached (not retried here: nothing is owed
+                yet, so a wrong address fails fast), or stayed busy past the retry deadline.
         """
         if self._opened:
             return
+        while True:
+            try:
+                await self._connect()
+                break
+            except TTSError as error:
+                await self._close_transport()
+                delay = self._backoff.next_delay(error) if error.code == "busy" else None
+                if delay is None or self._closed:
+                    raise
+                logger.debug("code=<%s>, delay_s=<%.2f> | endpoint busy at open; retrying", error.code, delay)
+                await self.retry.sleep(delay)
+        self._backoff.reset()
+        self._opened = True
+        logger.debug("prefix=<%s> | session opened", self._prefix)
+
+    async def _connect(self) -> None:
         try:
             async with asyncio.timeout(self.connect_timeout):
                 await self.transport.connect()
         except TimeoutError:
-            await self._close_transport()
             raise TTSTimeoutError(
-                "connect_timeout", f"could not connect to the TTS endpoint within {self.connect_timeout} s"
+                "connect_timeout",
+                f"could not connect to the TTS endpoint within {self.connect_timeout} s",
+                retryable=True,
             ) from None
         except TTSError:
-            await self._close_transport()
             raise
         except OSError:
-            await self._close_transport()
             logger.debug("could not connect", exc_info=True)
-            raise TTSConnectionError("connection_failed", "could not connect to the TTS endpoint") from None
-        self._opened = True
-        logger.debug("prefix=<%s> | session opened", self._prefix)
+            raise TTSConnectionError(
+                "connection_failed", "could not connect to the TTS endpoint", retryable=True
+            ) from None
 
     def new_request_id(self) -> str:
         """A fresh request id, unique within this session."""
@@ -201,40 +311,52 @@ class TTSSession:
         request_id: str | None = None,
         voice: str | None = None,
         speed: float | None = None,
+        normalize: bool | None = None,
+        timestamps: bool | None = None,
     ) -> str:
         """Send one text chunk for synthesis at once (earlier requests' audio is not waited for).
+
+        While the connection is down the request is kept and sent, in order, once it is back.
 
         Args:
             text: The text to speak.
             request_id: The id to use; a fresh one when None.
             voice: The voice; the session's default when None.
             speed: The speed; the session's default when None.
+            normalize: False reads the text as written; None leaves the endpoint's default (true).
+            timestamps: True asks for :class:`WordsReceived` events before each segment's audio.
 
         Returns:
             The request id; its events carry it.
 
         Raises:
-            TTSConnectionError: the session is not open, was finished, or the connection dropped.
+            TTSConnectionError: the session is not open or was finished.
         """
         self._check_sendable()
         rid = request_id if request_id is not None else self.new_request_id()
-        message = Synthesize(
-            text=text,
-            voice=voice if voice is not None else self.voice,
-            speed=speed if speed is not None else self.speed,
-            request_id=rid,
+        request = _Request(
+            rid,
+            text,
+            voice if voice is not None else self.voice,
+            speed if speed is not None else self.speed,
+            normalize=normalize,
+            timestamps=timestamps,
         )
         # Owed from before the send: the answer may arrive before send() returns. The silence clock
         # starts when audio becomes owed.
         if not self._owed:
             self._silence_from = asyncio.get_running_loop().time()
-        self._owed[rid] = False
+        self._owed[rid] = request
         self._wake()
-        try:
-            await self.transport.send(encode_client_message(message))
-        except BaseException:
-            self._owed.pop(rid, None)
-            raise
+        async with self._send_lock:
+            if self._down is None and request.generation != self._generation:
+                try:
+                    await self._send_request(request)
+                except TTSError as error:
+                    if not is_retryable(error):
+                        self._forget(request)
+                        raise
+                    self._mark_down(error)
         logger.debug("request_id=<%s>, chars=<%d> | text sent", rid, len(text))
         return rid
 
@@ -246,10 +368,16 @@ class TTSSession:
         """
         self._check_sendable(allow_finished=True)
         targets = [request_id] if request_id is not None else list(self._owed)
+        wire_id: str | None = None
         for rid in targets:
-            if rid in self._owed:
-                self._owed[rid] = True
-        await self.transport.send(encode_client_message(Cancel(request_id=request_id)))
+            request = self._owed.get(rid)
+            if request is not None:
+                request.cancelled = True
+                wire_id = request.wire_id
+        self._wake()
+        if request_id is not None and wire_id is None:
+            return  # not on the wire: it ends locally
+        await self._send_now(Cancel(request_id=wire_id if request_id is not None else None))
         logger.debug("request_id=<%s> | cancel sent", request_id or "*")
 
     async def finish(self) -> None:
@@ -263,12 +391,37 @@ class TTSSession:
             return
         self._finished = True
         self._wake()
-        if self._closed_by_peer:
-            return
-        try:
-            await self.transport.send(encode_client_message(Close()))
-        except TTSConnectionError:
-            logger.debug("close message not sent: connection already gone")
+        await self._send_now(Close())
+
+    async def _send_now(self, message: ClientMessage) -> None:
+        """Send a control message if the connection is up; a failure marks it down (resume follows)."""
+        async with self._send_lock:
+            if self._down is not None:
+                return  # resume sends what is still needed
+            try:
+                await self.transport.send(encode_client_message(message))
+            except TTSError as error:
+                logger.debug("code=<%s> | message not sent: connection down", error.code)
+                self._mark_down(error)
+
+    async def _send_request(self, request: _Request) -> None:
+        """Send (or re-send, under a fresh wire id) one request; the caller holds the send lock."""
+        if request.wire_id is not None:
+            self._by_wire.pop(request.wire_id, None)
+        wire_id = request.request_id if request.attempts == 0 else f"{request.request_id}~{request.attempts}"
+        request.attempts += 1
+        request.wire_id = wire_id
+        request.generation = self._generation
+        self._by_wire[wire_id] = request
+        message = Synthesize(
+            text=request.text,
+            voice=request.voice,
+            speed=request.speed,
+            request_id=wire_id,
+            normalize=request.normalize,
+            timestamps=request.timestamps,
+        )
+        await self.transport.send(encode_client_message(message))
 
     async def close(self) -> None:
         """Close the connection now (owed audio is abandoned). Safe to call more than once."""
@@ -294,13 +447,28 @@ class TTSSession:
             logger.debug("transport close failed", exc_info=True)
 
     def _check_sendable(self, *, allow_finished: bool = False) -> None:
+        if self._failed is not None:
+            raise self._failed
         if not self._opened or self._closed:
-            raise TTSConnectionError("not_connected", "the TTS session is not open")
+            raise TTSConnectionError("connection_lost", "the TTS session is not open")
         if self._finished and not allow_finished:
-            raise TTSConnectionError("session_finished", "the TTS session takes no more requests")
+            raise TTSConnectionError("connection_lost", "the TTS session takes no more requests")
 
     def _done(self) -> bool:
         return self._finished and not self._owed
+
+    def _mark_down(self, error: TTSError) -> None:
+        if self._down is None:
+            logger.debug("code=<%s> | connection down", error.code)
+            self._down = error
+        self._wake()
+
+    def _forget(self, request: _Request) -> None:
+        self._owed.pop(request.request_id, None)
+        if request.wire_id is not None:
+            self._by_wire.pop(request.wire_id, None)
+        if self._current is request:
+            self._current = None
 
     def __aiter__(self) -> AsyncIterator[SessionEvent]:
         return self.events()
@@ -309,7 +477,7 @@ class TTSSession:
         """Receive the session's events in arrival order (see the class docstring for when it ends).
 
         Raises:
-            TTSConnectionError: the connection dropped, or closed while audio was still owed.
+            TTSConnectionError: the connection dropped and could not be resumed within the deadline.
             TTSTimeoutError: the endpoint was silent for ``silence_timeout`` while audio was owed.
         """
         if self._iterating:
@@ -317,14 +485,139 @@ class TTSSession:
         self._iterating = True
         try:
             while not self._done():
-                frame = await self._receive()
+                try:
+                    frame = await self._receive()
+                except TTSError as error:
+                    if self._closed or not is_retryable(error):
+                        raise
+                    for event in await self._resume(error):
+                        yield event
+                    continue
                 if frame is None:
                     return
-                event = self._handle(frame)
-                if event is not None:
+                for event in self._handle(frame):
                     yield event
+                busy, self._busy = self._busy, None
+                if busy is not None:
+                    # Every request before it has ended (answers come in order): resume from it on a
+                    # new connection, after a backoff (a `close` may already have gone out on this one).
+                    busy_error = TTSConnectionError(
+                        "busy", "the TTS endpoint is busy", busy.request_id, retryable=True
+                    )
+                    for event in await self._resume(busy_error):
+                        yield event
         finally:
             self._iterating = False
+
+    # ---- resume ------------------------------------------------------------------------------------
+
+    async def _resume(self, cause: TTSError) -> list[SessionEvent]:
+        """Reconnect and re-send every unfinished request; the events to give first.
+
+        Raises:
+            TTSError: ``cause`` (as a non-retryable error) once the retry deadline leaves no attempt.
+        """
+        self._mark_down(cause)
+        events = self._void_partial_answers()
+        self._current = None
+        await self._drop_receive()
+        await self._close_transport()
+        if self._done():
+            return events
+        if not any(not request.cancelled for request in self._owed.values()) and not self._finished:
+            return events  # nothing to resume for yet: reconnect when a request comes
+        while True:
+            delay = self._backoff.next_delay(cause)
+            if delay is None:
+                raise self._gave_up()
+            logger.debug("code=<%s>, delay_s=<%.2f> | reconnecting", cause.code, delay)
+            await self.retry.sleep(delay)
+            if self._closed:
+                raise TTSConnectionError("connection_lost", "the TTS session is closed")
+            try:
+                await self._connect()
+            except TTSError as error:
+                await self._close_transport()
+                if not is_retryable(error):
+                    raise
+                continue
+            if self._closed:
+                await self._close_transport()
+                raise TTSConnectionError("connection_lost", "the TTS session is closed")
+            break
+        self.reconnects += 1
+        self._generation += 1
+        self._down = None
+        self._silence_from = asyncio.get_running_loop().time()
+        events.extend(self._end_cancelled_unsent())
+        await self._send_unsent(close=self._finished)
+        logger.debug("reconnects=<%d>, resent=<%d> | session resumed", self.reconnects, len(self._owed))
+        return events
+
+    def _void_partial_answers(self) -> list[SessionEvent]:
+        """Requests whose answer began on the lost connection start over: RequestRestarted for each."""
+        events: list[SessionEvent] = []
+        for request in self._owed.values():
+            if request.wire_id is not None:
+                self._by_wire.pop(request.wire_id, None)
+            request.generation = -1
+            if request.started and not request.cancelled:
+                events.append(RequestRestarted(request.request_id, request.delivered))
+                logger.debug(
+                    "request_id=<%s>, dropped_bytes=<%d> | replaying whole",
+                    request.request_id,
+                    request.delivered,
+                )
+            request.started = False
+            request.delivered = 0
+        events.extend(self._end_cancelled_unsent())
+        return events
+
+    def _end_cancelled_unsent(self) -> list[SessionEvent]:
+        """Cancelled requests not on the current connection end here (nothing will answer them)."""
+        ended = [r for r in self._owed.values() if r.cancelled and r.generation != self._generation]
+        for request in ended:
+            self._forget(request)
+        return [RequestCancelled(request.request_id) for request in ended]
+
+    async def _send_unsent(self, *, close: bool = False) -> None:
+        """Send, in order, every owed request not yet on the current connection (then ``close``)."""
+        async with self._send_lock:
+            try:
+                for request in list(self._owed.values()):
+                    if request.generation != self._generation and not request.cancelled:
+                        await self._send_request(request)
+                if close:
+                    await self.transport.send(encode_client_message(Close()))
+            except TTSError as error:
+                if not is_retryable(error):
+                    raise
+                self._mark_down(error)
+
+    async def _drop_receive(self) -> None:
+        receiving, self._receiving = self._receiving, None
+        if receiving is None:
+            return
+        if not receiving.done():
+            receiving.cancel()
+            await asyncio.wait({receiving}, timeout=1.0)
+        elif not receiving.cancelled():
+            receiving.exception()
+
+    def _gave_up(self) -> TTSError:
+        cause = self._backoff.cause or self._down
+        code = cause.code if cause is not None else "connection_lost"
+        live = [rid for rid, request in self._owed.items() if not request.cancelled]
+        message = (
+            f"speech stopped: the TTS endpoint could not be reached again within {self.retry.deadline_s:g} s"
+            if self.retry.enabled
+            else "speech stopped: the connection to the TTS endpoint was lost"
+        )
+        logger.debug("code=<%s>, owed=<%d> | giving up", code, len(live))
+        self._failed = TTSConnectionError(code, message, live[0] if live else None)
+        return self._failed
+
+    # ---- receive -----------------------------------------------------------------------------------
 
     def _wake(self) -> None:
         """Wake a waiting receiver so it re-reads the owed set (a new request, or finish)."""
@@ -332,10 +625,13 @@ class TTSSession:
             self._wakeup.set_result(None)
 
     async def _receive(self) -> str | bytes | None:
-        """The next frame; None when iteration should end (finished, or a normal close, nothing owed).
+        """The next frame; None when iteration should end (finished and nothing owed).
 
         One receive is kept pending across calls (never cancelled half-way), so a transport whose
         ``receive`` is not cancellation-safe loses nothing; :meth:`close` cancels it.
+
+        Raises:
+            TTSError: the connection is down (retryable: resume), or the endpoint went silent.
         """
         loop = asyncio.get_running_loop()
         # The silence clock runs only while someone listens: a reader that was away (a slow consumer,
@@ -343,93 +639,142 @@ class TTSSession:
         self._silence_from = max(self._silence_from, loop.time())
         while True:
             if self._closed:
-                raise TTSConnectionError("not_connected", "the TTS session is closed")
+                raise TTSConnectionError("connection_lost", "the TTS session is closed")
             if self._done():
                 return None
+            if self._down is not None:
+                if self._owed or self._finished:
+                    raise self._down
+                await self._wait_for_wakeup(None)  # down and nothing owed: wait for a request
+                continue
             if self._receiving is None:
                 self._receiving = asyncio.ensure_future(self.transport.receive())
-            self._wakeup = loop.create_future()
-            timeout = None
-            if self._owed:
+            owed = any(not request.cancelled for request in self._owed.values()) or bool(self._owed)
+            timeout: float | None = None
+            if owed:
                 timeout = max(self._silence_from + self.silence_timeout - loop.time(), 0.0)
-            waiting: set[asyncio.Future[Any]] = {self._receiving, self._wakeup}
-            try:
-                done, _ = await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                self._wakeup.cancel()
-                self._wakeup = None
-            if self._receiving in done:
-                receiving, self._receiving = self._receiving, None
+            elif self.keepalive_s is not None and not self._finished:
+                timeout = self.keepalive_s
+            receiving = self._receiving
+            if await self._wait_for_wakeup(timeout, receiving):
+                if self._receiving is receiving:
+                    self._receiving = None
+                if self._closed:
+                    raise TTSConnectionError("connection_lost", "the TTS session is closed")
                 self._silence_from = loop.time()
                 return self._frame_or_end(receiving)
-            if not done and self._owed and loop.time() >= self._silence_from + self.silence_timeout:
+            if self._down is not None or self._closed:
+                continue
+            if self._owed and loop.time() >= self._silence_from + self.silence_timeout:
                 rid = next(iter(self._owed))
                 raise TTSTimeoutError(
                     "silence_timeout", f"the TTS endpoint sent nothing for {self.silence_timeout} s", rid
                 )
+            if not self._owed and timeout is not None and self.keepalive_s is not None:
+                await self._send_now(Keepalive())
+                logger.debug("keepalive sent")
+
+    async def _wait_for_wakeup(
+        self, limit_s: float | None, receiving: asyncio.Future[str | bytes] | None = None
+    ) -> bool:
+        """Wait for ``receiving``, a wakeup or ``limit_s``; True when ``receiving`` is done."""
+        self._wakeup = asyncio.get_running_loop().create_future()
+        waiting: set[asyncio.Future[Any]] = {self._wakeup}
+        if receiving is not None:
+            waiting.add(receiving)
+        try:
+            done, _ = await asyncio.wait(waiting, timeout=limit_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._wakeup.cancel()
+            self._wakeup = None
+        return receiving is not None and receiving in done
 
     def _frame_or_end(self, receiving: asyncio.Future[str | bytes]) -> str | bytes | None:
         try:
             return receiving.result()
         except EOFError:
-            live = [rid for rid, cancelled in self._owed.items() if not cancelled]
-            self._closed_by_peer = True
-            if live:
-                raise TTSConnectionError(
-                    "connection_closed", "the TTS endpoint closed the session while audio was owed", live[0]
-                ) from None
-            self._owed.clear()
-            self._finished = True
-            return None
+            if self._done() or (self._finished and not any(not r.cancelled for r in self._owed.values())):
+                self._owed.clear()
+                self._by_wire.clear()
+                return None
+            # A normal close while the session is still in use (idle timeout, a server going away):
+            # resumed like a drop, at once if audio is owed, else when the next request comes.
+            live = [rid for rid, request in self._owed.items() if not request.cancelled]
+            raise TTSConnectionError(
+                "connection_lost",
+                "the TTS endpoint closed the session",
+                live[0] if live else None,
+                retryable=True,
+            ) from None
 
-    def _handle(self, frame: str | bytes) -> SessionEvent | None:
+    def _handle(self, frame: str | bytes) -> list[SessionEvent]:
         try:
             message = decode_server_frame(frame)
         except FrameDecodeError:
             logger.warning("unreadable control frame from the endpoint; ignored")
-            return None
+            return []
         if isinstance(message, bytes):
-            rid = self._current
-            if rid is None:
-                logger.debug("bytes=<%d> | audio outside a request; ignored", len(message))
-                return None
-            if self._owed.get(rid, True) or not message:
-                return None  # cancelled (or unknown) request: drop its audio
-            return AudioChunk(rid, message)
+            request = self._current
+            if request is None or request.cancelled or not message:
+                return []  # outside a request, or a cancelled (or replaced) one: dropped
+            request.delivered += len(message)
+            return [AudioChunk(request.request_id, message)]
         if isinstance(message, SynthesisStart):
-            if message.request_id not in self._owed:
+            request = self._by_wire.get(message.request_id)
+            self._current = request
+            if request is None:
                 logger.debug("request_id=<%s> | start of an unknown request; ignored", message.request_id)
-                return None
-            self._current = message.request_id
-            if self._owed[message.request_id]:
-                return None
-            return RequestStarted(message.request_id, message.format, message.sample_rate, message.channels)
+                return []
+            if request.cancelled:
+                return []
+            request.started = True
+            return [RequestStarted(request.request_id, message.format, message.sample_rate, message.channels)]
         if isinstance(message, SynthesisComplete):
-            cancelled = self._end(message.request_id)
-            if cancelled is None:
-                return None
-            if cancelled:
-                return RequestCancelled(message.request_id)
-            logger.debug("request_id=<%s> | audio complete", message.request_id)
-            return RequestCompleted(
-                message.request_id, message.audio_bytes, message.total_duration_s, message.elapsed_s
-            )
+            request = self._end(message.request_id)
+            if request is None:
+                return []
+            self._backoff.reset()  # something finished: any outage is over
+            if request.cancelled:
+                return [RequestCancelled(request.request_id)]
+            logger.debug("request_id=<%s> | audio complete", request.request_id)
+            return [
+                RequestCompleted(
+                    request.request_id, message.audio_bytes, message.total_duration_s, message.elapsed_s
+                )
+            ]
         if isinstance(message, SynthesisCancelled):
-            if self._end(message.request_id) is None:
-                return None
-            return RequestCancelled(message.request_id)
+            request = self._end(message.request_id)
+            return [] if request is None else [RequestCancelled(request.request_id)]
+        if isinstance(message, WordTimestamps):
+            request = self._by_wire.get(message.request_id)
+            if request is None or request.cancelled:
+                return []  # cancelled (or unknown) request
+            return [WordsReceived(request.request_id, message.words)]
         assert isinstance(message, ErrorFrame)
-        if message.request_id is not None:
-            if self._end(message.request_id) is None:
-                return None
-        logger.debug("request_id=<%s>, code=<%s> | request failed", message.request_id, message.code)
-        return RequestFailed(message.request_id, message.code, message.message)
+        if message.request_id is None:
+            if message.code == "busy":
+                # The session itself was refused (a 1013 close follows): resumed like a drop.
+                logger.debug("endpoint busy; the close that follows is retried")
+                return []
+            logger.debug("code=<%s> | endpoint error without a request", message.code)
+            return [RequestFailed(None, message.code, message.message)]
+        request = self._by_wire.get(message.request_id)
+        if request is None:
+            return []
+        if message.code == "busy" and not request.cancelled and self.retry.enabled:
+            self._busy = request
+            return []
+        self._end(message.request_id)
+        logger.debug("request_id=<%s>, code=<%s> | request failed", request.request_id, message.code)
+        return [RequestFailed(request.request_id, message.code, message.message)]
 
-    def _end(self, request_id: str) -> bool | None:
-        """Forget an owed request; returns whether it was cancelled, or None if it was not owed."""
-        if request_id == self._current:
-            self._current = None
-        return self._owed.pop(request_id, None)
+    def _end(self, wire_id: str) -> _Request | None:
+        """Forget the owed request sent as ``wire_id``; None if no owed request was."""
+        request = self._by_wire.get(wire_id)
+        if request is None:
+            return None
+        self._forget(request)
+        return request
 
     async def __aenter__(self) -> TTSSession:
         await self.open()

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from strands_voice._utf8 import json_utf8, utf8
 from strands_voice.errors import SSEDecodeError
 
 __all__ = [
@@ -58,16 +59,26 @@ class SSEEvent:
 
 
 def encode_sse(event: Mapping[str, Any]) -> bytes:
-    """Frame one JSON object as ``data: {json}\\n\\n`` (compact JSON, UTF-8, no raw newlines)."""
-    return b"data: " + json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n\n"
+    """Frame one JSON object as ``data: {json}\\n\\n`` (compact JSON, UTF-8, no raw newlines).
+
+    Raises:
+        TextEncodingError: a string in ``event`` holds a lone surrogate (the message names where).
+        ValueError: ``event`` holds NaN or infinity, which JSON cannot carry.
+    """
+    return b"data: " + json_utf8(event, "event") + b"\n\n"
 
 
 def encode_sse_event(data: str, *, event: str | None = None, id: str | None = None) -> bytes:
     """Frame arbitrary text as one event; each line of ``data`` becomes its own ``data:`` line.
 
     Raises:
+        TextEncodingError: ``data``, ``event`` or ``id`` holds a lone surrogate, which UTF-8 cannot carry
+            (a ``ValueError``; the message names the field).
         ValueError: ``event`` or ``id`` contains a line break (or ``id`` a NUL), which SSE cannot carry.
     """
+    for field, value in (("data", data), ("event", event), ("id", id)):
+        if value is not None:
+            utf8(value, field)
     out: list[str] = []
     if event is not None:
         if any(c in event for c in "\r\n"):

@@ -2,6 +2,12 @@
 
 A thin :class:`~strands_voice.transport.FrameTransport` over the ``websockets`` asyncio client. Frame
 kinds come from WebSocket opcodes: text frames are control messages, binary frames are audio.
+
+Errors carry the agent-side codes of PROTOCOL.md and say whether trying again may help: a refused or
+dropped connection (``connection_failed``/``connection_lost``) and an endpoint at capacity (close 1013,
+HTTP 429/503 at the handshake: ``busy``) are retryable; a refused upgrade (404, 403, ...) is not. The
+connection sends WebSocket pings (``ping_interval``, 20 s by default) that keep proxies and NATs from
+dropping a quiet connection; the endpoint's own idle clock is kept by the session's ``keepalive``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,13 @@ import logging
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
+from websockets.exceptions import (
+    ConnectionClosed,
+    ConnectionClosedOK,
+    InvalidHandshake,
+    InvalidStatus,
+    InvalidURI,
+)
 
 from strands_voice.errors import TTSConnectionError, TTSTimeoutError
 from strands_voice.tasks import cancel_and_wait
@@ -21,9 +33,16 @@ __all__ = ["WebSocketTransport"]
 
 logger = logging.getLogger(__name__)
 
+#: Close code "try again later": the endpoint is at capacity or still loading its model.
+_TRY_AGAIN_LATER = 1013
+#: Handshake statuses that mean "busy, come back later".
+_BUSY_STATUSES = frozenset({429, 503})
+
 
 class WebSocketTransport:
-    """A :class:`~strands_voice.transport.FrameTransport` over one WebSocket connection.
+    """A :class:`~strands_voice.transport.FrameTransport` over one WebSocket connection at a time.
+
+    :meth:`connect` after :meth:`close` opens a new connection (the session resumes this way).
 
     Args:
         url: ``ws://`` or ``wss://`` URL of the endpoint's ``/invocations-bidirectional-stream`` route.
@@ -67,18 +86,44 @@ class WebSocketTransport:
             raise TTSTimeoutError(
                 "connect_timeout",
                 f"no WebSocket handshake with the TTS endpoint within {self.connect_timeout} s",
+                retryable=True,
             ) from None
-        except (OSError, InvalidHandshake, InvalidURI, ConnectionClosed) as exc:
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            logger.debug("url=<%s>, status=<%d> | upgrade refused", self.url, status)
+            if status in _BUSY_STATUSES:
+                raise TTSConnectionError(
+                    "busy", f"the TTS endpoint is busy (HTTP {status}); try again later", retryable=True
+                ) from None
+            raise TTSConnectionError(
+                "connection_failed", f"the TTS endpoint refused the WebSocket (HTTP {status})"
+            ) from None
+        except (InvalidHandshake, InvalidURI) as exc:
             logger.debug("url=<%s> | connect failed: %r", self.url, exc)
             raise TTSConnectionError(
                 "connection_failed", "could not open a WebSocket to the TTS endpoint"
+            ) from None
+        except (OSError, ConnectionClosed) as exc:
+            logger.debug("url=<%s> | connect failed: %r", self.url, exc)
+            raise TTSConnectionError(
+                "connection_failed", "could not open a WebSocket to the TTS endpoint", retryable=True
             ) from None
         logger.debug("url=<%s> | connected", self.url)
 
     def _require(self) -> ClientConnection:
         if self._connection is None:
-            raise TTSConnectionError("not_connected", "the WebSocket is not connected")
+            raise TTSConnectionError("connection_lost", "the WebSocket is not connected")
         return self._connection
+
+    def _closed_error(self, exc: ConnectionClosed) -> TTSConnectionError:
+        received = exc.rcvd
+        if received is not None and received.code == _TRY_AGAIN_LATER:
+            return TTSConnectionError(
+                "busy", "the TTS endpoint is at capacity (close 1013); try again later", retryable=True
+            )
+        return TTSConnectionError(
+            "connection_lost", "the WebSocket to the TTS endpoint dropped", retryable=True
+        )
 
     async def send(self, message: str) -> None:
         """Send one client message as one text frame.
@@ -88,17 +133,16 @@ class WebSocketTransport:
         """
         try:
             await self._require().send(message)
-        except ConnectionClosed:
-            raise TTSConnectionError(
-                "connection_closed", "the WebSocket to the TTS endpoint is closed"
-            ) from None
+        except ConnectionClosed as exc:
+            raise self._closed_error(exc) from None
 
     async def receive(self) -> Frame:
         """The next frame: ``str`` for a text (control) frame, ``bytes`` for a binary (audio) frame.
 
         Raises:
             EOFError: the endpoint closed the session normally (code 1000/1001).
-            TTSConnectionError: the connection dropped.
+            TTSConnectionError: the connection dropped (``connection_lost``) or the endpoint closed it
+                with 1013 (``busy``); both retryable.
         """
         try:
             return await self._require().recv()
@@ -106,9 +150,7 @@ class WebSocketTransport:
             raise EOFError("the TTS endpoint closed the session") from None
         except ConnectionClosed as exc:
             logger.debug("url=<%s> | connection dropped: %r", self.url, exc)
-            raise TTSConnectionError(
-                "connection_dropped", "the WebSocket to the TTS endpoint dropped"
-            ) from None
+            raise self._closed_error(exc) from None
 
     async def close(self) -> None:
         """Close the WebSocket (bounded by ``close_timeout``); safe to call more than once."""

@@ -13,9 +13,29 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from kokoro_endpoint.runner import RunningServer
+
+# Property tests: deterministic under CI (the same fixed examples every run, no wall-clock deadline, no
+# example database carried between runs), exploratory on a developer's machine (new random examples each
+# run, failures remembered in .hypothesis/). HYPOTHESIS_PROFILE picks one explicitly; .ci/run sets "ci".
+# Inputs that once failed stay as @example(...) regressions next to their tests.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"hypothesis profile: {settings.get_current_profile_name()}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

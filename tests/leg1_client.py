@@ -39,6 +39,8 @@ class Reply:
     end: dict[str, Any] | None = None
     first_audio_at: float | None = None
     end_at: float | None = None
+    # word_timestamps frames: (audio bytes received before the frame, the frame)
+    words: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def kind(self) -> str | None:
@@ -83,7 +85,7 @@ async def collect(
 
 
 def replies(frames: Sequence[Frame]) -> list[Reply]:
-    """Group frames by request, asserting the Leg 1 order: start, audio only, then one terminal frame.
+    """Group frames by request, asserting the Leg 1 order: start, audio (and words), then one terminal frame.
 
     A terminal frame outside a request (bad input, a refused request, a cancel before the start) is a reply
     of its own.
@@ -104,6 +106,11 @@ def replies(frames: Sequence[Frame]) -> list[Reply]:
         if kind == "synthesis_start":
             assert current is None, f"request {control['request_id']} started inside another: interleaved"
             current = Reply(control["request_id"], start=control)
+        elif kind == "word_timestamps":
+            assert current is not None and control["request_id"] == current.request_id, (
+                "words outside a request"
+            )
+            current.words.append((len(current.audio), control))
         elif kind in TERMINAL:
             rid = control.get("request_id")
             if current is None:

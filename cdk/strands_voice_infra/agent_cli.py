@@ -24,6 +24,7 @@ from .cli_common import (
     CliError,
     add_aws_options,
     add_output_options,
+    add_version_option,
     configure_logging,
     default_outdir,
     print_json,
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Deploy the strands-voice agent on Bedrock AgentCore."
     )
+    add_version_option(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,8 @@ def resolve_target(profile: str | None = None, region: str | None = None) -> Aws
 
     Args:
         profile: A named profile, or ``None`` for the default chain.
-        region: A region, or ``None`` for the profile's / environment's.
+        region: A region (``--region``); when ``None``, ``AWS_REGION`` (what Lambda, AgentCore and most
+            SDKs set), then what boto3 reads: ``AWS_DEFAULT_REGION``, then the profile's region.
 
     Returns:
         The target.
@@ -52,6 +54,7 @@ def resolve_target(profile: str | None = None, region: str | None = None) -> Aws
     Raises:
         CredentialsError: no profile, no credentials, expired or invalid credentials, or no region.
     """
+    region = region or os.environ.get("AWS_REGION", "").strip() or None  # boto3 reads only AWS_DEFAULT_REGION
     try:
         session = boto3.Session(profile_name=profile, region_name=region)
     except ProfileNotFound:

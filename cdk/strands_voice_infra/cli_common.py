@@ -19,6 +19,7 @@ __all__ = [
     "CliError",
     "add_aws_options",
     "add_output_options",
+    "add_version_option",
     "configure_logging",
     "default_outdir",
     "print_json",
@@ -61,10 +62,19 @@ def configure_logging(verbose: bool) -> None:
         logging.getLogger("strands_voice_infra").setLevel(logging.WARNING)
 
 
+def add_version_option(parser: argparse.ArgumentParser) -> None:
+    """``--version``: the program name and this package's version."""
+    from importlib.metadata import version
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('strands-voice-infra')}")
+
+
 def add_aws_options(parser: argparse.ArgumentParser) -> None:
     """``--profile`` and ``--region``."""
     parser.add_argument("--profile", help="AWS named profile (default: the standard credential chain)")
-    parser.add_argument("--region", help="AWS region (default: AWS_REGION or the profile's)")
+    parser.add_argument(
+        "--region", help="AWS region (default: AWS_REGION, then AWS_DEFAULT_REGION, then the profile's)"
+    )
 
 
 def add_output_options(parser: argparse.ArgumentParser, kind: str) -> None:

@@ -23,6 +23,7 @@ __all__ = [
     "InfraConfig",
     "feature_flags",
     "image_excludes",
+    "is_gpu_instance",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,10 +71,17 @@ DOCKER_EXCLUDES: tuple[str, ...] = (
 )
 
 _INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")
+#: NVIDIA GPU instance families (ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p4d, ml.p5, ...): they take a GPU AMI.
+_GPU_INSTANCE = re.compile(r"^ml\.(g\d|p\d)[a-z0-9-]*\.")
 _BEDROCK_MODEL_ID = re.compile(
     r"^(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:\d{0,12}:[a-z-]+/[A-Za-z0-9.:_/-]+|[A-Za-z0-9.:_-]+)$"
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def is_gpu_instance(instance_type: str) -> bool:
+    """True for an NVIDIA GPU instance type (``ml.g5.xlarge``), which runs a GPU inference AMI."""
+    return bool(_GPU_INSTANCE.match(instance_type))
 
 
 def image_excludes(repo_root: Path, dockerfile: str) -> list[str]:

@@ -35,6 +35,10 @@ class ModelSpec:
         expected_sha256: Known SHA-256 of some files, checked on top of the hub's own LFS hashes.
         container_dockerfile: The container's Dockerfile, relative to the repository root.
         default_instance_type: The SageMaker instance type used when none is given.
+        inference_ami_version: The SageMaker inference AMI (``InferenceAmiVersion``) of GPU instances: it
+            fixes the host's NVIDIA driver, which must run the CUDA build of torch the container installs
+            (``endpoint/Dockerfile``). ``al2-ami-sagemaker-inference-gpu-3-1``: NVIDIA driver 550, CUDA
+            12.4 (botocore's SageMaker API model; docs/endpoint.md, "GPU image").
     """
 
     name: str
@@ -44,6 +48,7 @@ class ModelSpec:
     expected_sha256: dict[str, str] = field(default_factory=dict)
     container_dockerfile: str = "endpoint/Dockerfile"
     default_instance_type: str = "ml.g5.xlarge"
+    inference_ami_version: str = "al2-ami-sagemaker-inference-gpu-3-1"
 
     @property
     def stack_name(self) -> str:

@@ -23,6 +23,7 @@ from .cli_common import (
     CliError,
     add_aws_options,
     add_output_options,
+    add_version_option,
     configure_logging,
     default_outdir,
     print_json,
@@ -43,6 +44,7 @@ PROG = "speech-infra"
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``deploy``, ``destroy``, ``synth``, ``status``)."""
     parser = argparse.ArgumentParser(prog=PROG, description="Deploy a strands-voice TTS model on SageMaker.")
+    add_version_option(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     helps = {

@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from .config import VARIANT_NAME, InfraConfig, image_excludes
+from .config import VARIANT_NAME, InfraConfig, image_excludes, is_gpu_instance
 from .nag import suppress
 
 __all__ = [
@@ -138,6 +138,10 @@ class SpeechEndpointStack(Stack):
                     initial_variant_weight=1.0,
                     container_startup_health_check_timeout_in_seconds=900,
                     model_data_download_timeout_in_seconds=900,
+                    # The host's NVIDIA driver, chosen to run the image's torch CUDA build (GPU types only).
+                    inference_ami_version=(
+                        spec.inference_ami_version if is_gpu_instance(config.instance_type) else None
+                    ),
                 )
             ],
         )

@@ -1,4 +1,5 @@
-"""The Leg 1 ASGI app: ``GET /ping``, ``POST /invocations``, ``WS /invocations-bidirectional-stream``."""
+"""The Leg 1 ASGI app: ``GET /ping``, ``POST /invocations``, ``WS /invocations-bidirectional-stream``,
+``GET /voices``, and the OpenAI-compatible speech API under ``/v1`` (:mod:`kokoro_endpoint.openai_api`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from starlette.websockets import WebSocket
 
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import invocations
+from kokoro_endpoint.openai_api import openai_routes, voice_list
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
@@ -22,7 +24,7 @@ from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.ws_session import BidiSession
 from strands_voice.frames import ErrorFrame, encode_server_message
 
-__all__ = ["BIDI_PATH", "Settings", "create_app"]
+__all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +33,31 @@ BIDI_PATH = "/invocations-bidirectional-stream"
 _TRY_AGAIN_LATER = 1013
 
 
+#: What each engine runs, for ``/ping``.
+ENGINE_MODELS = {"onnx": "Kokoro-82M int8 ONNX", "torch": "hexgrad/Kokoro-82M"}
+
+
+def engine_info(engine: Engine) -> dict[str, str]:
+    """``engine``, ``device`` and ``model`` of a loaded engine (``/ping`` reports them)."""
+    # The torch engine records where it runs; the ONNX engine always runs on onnxruntime's CPU provider.
+    device = str(getattr(engine, "device", "cpu"))
+    return {"engine": engine.name, "device": device, "model": ENGINE_MODELS.get(engine.name, engine.name)}
+
+
 async def ping(request: Request) -> Response:
-    """200 once the model is loaded and warmed, 503 before."""
+    """200 ``{"status": "ok", "engine", "device", "model"}`` once loaded and warmed, 503 before."""
     state: EndpointState = request.app.state.endpoint
     if state.ready and state.engine is not None:
-        return JSONResponse({"status": "ok", "engine": state.engine.name})
+        return JSONResponse({"status": "ok", **engine_info(state.engine)})
     return JSONResponse({"status": "loading"}, status_code=503)
+
+
+async def voices(request: Request) -> Response:
+    """``GET /voices``: ``{"voices": [...], "default": name}``, what a request's ``voice`` may name."""
+    state: EndpointState = request.app.state.endpoint
+    if not state.ready or state.engine is None:
+        return JSONResponse({"status": "loading"}, status_code=503)
+    return JSONResponse(voice_list(state.engine))
 
 
 async def _refuse(websocket: WebSocket, message: str) -> None:
@@ -96,6 +117,8 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
             Route("/ping", ping, methods=["GET"]),
             Route("/invocations", invocations, methods=["POST"]),
             WebSocketRoute(BIDI_PATH, bidirectional_stream),
+            Route("/voices", voices, methods=["GET"]),
+            *openai_routes(),
         ],
         lifespan=lifespan,
     )

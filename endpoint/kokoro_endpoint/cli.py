@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 
+from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines import ENGINE_KINDS
 from kokoro_endpoint.settings import Settings
+from strands_voice.errors import MissingDependencyError
+
+PROG = "kokoro-endpoint"
 
 __all__ = ["build_parser", "main", "settings_from_args"]
 
@@ -16,10 +22,18 @@ __all__ = ["build_parser", "main", "settings_from_args"]
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     defaults = Settings()
-    parser = argparse.ArgumentParser(prog="kokoro-endpoint", description="Kokoro-82M TTS server (Leg 1).")
+    parser = argparse.ArgumentParser(prog=PROG, description="Kokoro-82M TTS server (Leg 1).")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('kokoro-endpoint')}")
     parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     parser.add_argument("--engine", choices=ENGINE_KINDS, default="auto", help="model runtime (default auto)")
+    parser.add_argument(
+        "--device",
+        choices=DEVICES,
+        default="auto",
+        help="where the model runs: cuda (fail at start-up without a visible GPU; the GPU image), cpu, or "
+        "auto (CUDA when available; default)",
+    )
     parser.add_argument("--model-dir", type=Path, default=None, help="torch weights (default $SM_MODEL_DIR)")
     parser.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent sessions")
     parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
@@ -39,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 def settings_from_args(args: argparse.Namespace) -> Settings:
     """Settings for the parsed arguments."""
     return Settings(
-        engine=args.engine,
+        engine=engine_for_device(args.engine, args.device),
+        device=args.device,
         model_dir=args.model_dir,
         max_sessions=args.max_sessions,
         max_text_chars=args.max_text_chars,
@@ -49,8 +64,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until interrupted."""
-    args = build_parser().parse_args(argv)
+    """Run the server until interrupted; exit 1 at once, with one line, when ``--device`` cannot be had."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
     import uvicorn
 
     from kokoro_endpoint.app import create_app
@@ -58,7 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    settings = settings_from_args(args)
+    try:
+        settings = settings_from_args(args)
+        check_device(settings.device)
+    except ValueError as error:
+        parser.error(str(error))
+    except (NoGpuError, MissingDependencyError) as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 1
     uvicorn.run(
         create_app(settings=settings),
         host=args.host,

@@ -120,6 +120,15 @@ class EnglishG2P:
 
     def __call__(self, text: str) -> str:
         """Phonemize one sentence (or any text)."""
+        return self.with_tokens(text)[0]
+
+    def with_tokens(self, text: str) -> tuple[str, list[Any]]:
+        """Phonemize one sentence and keep misaki's tokens.
+
+        Returns:
+            The phoneme string (each token's phonemes then its whitespace, in order) and the tokens
+            (misaki ``MToken``: ``text``, ``phonemes``, ``whitespace``).
+        """
         with self._lock:
-            phonemes, _tokens = self._g2p(text)
-        return str(phonemes or "")
+            phonemes, tokens = self._g2p(text)
+        return str(phonemes or ""), list(tokens)

@@ -14,14 +14,21 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, synthesize_segments
+from kokoro_endpoint.engines import Engine, RequestAudio, synthesize_segments
 from kokoro_endpoint.requests import SynthesisJob, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
+from kokoro_endpoint.timestamps import shift_words
 from strands_voice.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
 from strands_voice.errors import FrameDecodeError, MissingDependencyError
-from strands_voice.frames import ErrorFrame, Synthesize, decode_client_message, encode_server_message
+from strands_voice.frames import (
+    ErrorFrame,
+    Synthesize,
+    decode_client_message,
+    encode_server_message,
+    words_json,
+)
 from strands_voice.sse import encode_sse
 
 __all__ = ["TRANSPORTS", "invocations"]
@@ -64,7 +71,8 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
 
 
 async def invocations(request: Request) -> Response:
-    """Synthesize ``{"text", "voice"?, "speed"?, "format"?, "transport"?, "request_id"?}``."""
+    """Synthesize ``{"text", "voice"?, "speed"?, "format"?, "transport"?, "request_id"?, "normalize"?,
+    "timestamps"?}`` (``timestamps`` adds ``word_timestamps`` events to the SSE transport)."""
     state: EndpointState = request.app.state.endpoint
     settings = state.settings
     engine = state.engine
@@ -112,19 +120,36 @@ async def invocations(request: Request) -> Response:
     )
 
 
+async def _segments(
+    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
+) -> AsyncIterator[RequestAudio]:
+    """The request's segments (audio and, when asked, words) as each is ready."""
+    stream = scheduler.stream(
+        synthesize_segments(
+            engine,
+            job.text,
+            job.voice,
+            job.speed,
+            settings.clause_chars,
+            settings.silence,
+            normalize=job.normalize,
+            timestamps=job.timestamps,
+        )
+    )
+    try:
+        while (segment := await stream.next()) is not None:
+            yield segment
+    finally:
+        stream.close()
+
+
 async def _pcm_segments(
     job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
 ) -> AsyncIterator[bytes]:
     """The request's PCM, in frames of at most ``audio_frame_bytes``, as each segment is ready."""
-    stream = scheduler.stream(
-        synthesize_segments(engine, job.text, job.voice, job.speed, settings.clause_chars, settings.silence)
-    )
-    try:
-        while (segment := await stream.next()) is not None:
-            for frame in pcm16_frames(to_pcm16(segment), settings.audio_frame_bytes):
-                yield frame
-    finally:
-        stream.close()
+    async for segment in _segments(job, engine, scheduler, settings):
+        for frame in pcm16_frames(to_pcm16(segment.audio), settings.audio_frame_bytes):
+            yield frame
 
 
 async def _binary_body(
@@ -174,13 +199,24 @@ async def _sse_body(
         }
     )
     try:
-        async for pcm in _pcm_segments(job, engine, scheduler, settings):
-            pcm_bytes += len(pcm)
-            chunk = encoder.encode(pcm)
-            if chunk:
-                yield _audio_chunk(seq, chunk, t_ms())
-                seq += 1
-                sent += len(chunk)
+        async for segment in _segments(job, engine, scheduler, settings):
+            if segment.words:
+                words = shift_words(list(segment.words), pcm_bytes / (engine.sample_rate * 2))
+                yield encode_sse(
+                    {
+                        "type": "word_timestamps",
+                        "request_id": job.request_id,
+                        "words": words_json(words),
+                        "t_ms": t_ms(),
+                    }
+                )
+            for pcm in pcm16_frames(to_pcm16(segment.audio), settings.audio_frame_bytes):
+                pcm_bytes += len(pcm)
+                chunk = encoder.encode(pcm)
+                if chunk:
+                    yield _audio_chunk(seq, chunk, t_ms())
+                    seq += 1
+                    sent += len(chunk)
         tail = encoder.flush()
         if tail:
             yield _audio_chunk(seq, tail, t_ms())

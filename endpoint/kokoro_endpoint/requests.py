@@ -25,6 +25,8 @@ class SynthesisJob:
         voice: A voice the engine has.
         speed: Within the configured range.
         received_at: ``time.monotonic()`` when the request arrived (for ``elapsed_s``).
+        normalize: Read written forms the way people say them (``"normalize": false`` turns it off).
+        timestamps: Send ``word_timestamps`` before each segment's audio.
     """
 
     request_id: str
@@ -32,6 +34,8 @@ class SynthesisJob:
     voice: str
     speed: float
     received_at: float = field(default_factory=time.monotonic)
+    normalize: bool = True
+    timestamps: bool = False
 
 
 def validate_synthesize(
@@ -66,6 +70,8 @@ def validate_synthesize(
         voice=voice,
         speed=float(speed),
         received_at=time.monotonic() if received_at is None else received_at,
+        normalize=message.normalize is not False,
+        timestamps=message.timestamps is True,
     )
 
 

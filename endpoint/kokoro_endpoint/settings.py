@@ -17,6 +17,8 @@ class Settings:
 
     Attributes:
         engine: ``auto``, ``onnx`` or ``torch`` (used when ``create_app`` is not given an engine).
+        device: ``auto``, ``cuda`` or ``cpu`` (:mod:`kokoro_endpoint.device`): ``cuda`` loads the torch
+            engine onto the GPU and fails at start-up when none is visible.
         model_dir: Torch weights folder; None means ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
         max_text_chars: Longest ``text`` of one request (longer: ``text_too_long``).
         max_frame_bytes: Largest client WebSocket frame or ``/invocations`` body accepted.
@@ -39,6 +41,7 @@ class Settings:
     """
 
     engine: str = "auto"
+    device: str = "auto"
     model_dir: Path | None = None
     max_text_chars: int = 5000
     max_frame_bytes: int = 64 * 1024
@@ -53,6 +56,11 @@ class Settings:
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS
     silence: SilencePolicy = field(default_factory=SilencePolicy)
+
+    @property
+    def torch_device(self) -> str | None:
+        """The torch engine's device for :attr:`device` (None: CUDA when available, else the CPU)."""
+        return None if self.device == "auto" else self.device
 
     def __post_init__(self) -> None:
         positive = {
@@ -73,5 +81,7 @@ class Settings:
             raise ValueError("clause_chars must be positive or None")
         if self.audio_frame_bytes % 2:
             raise ValueError("audio_frame_bytes must be even (whole 16-bit samples)")
+        if self.device not in ("auto", "cuda", "cpu"):
+            raise ValueError("device must be auto, cuda or cpu")
         if not 0 < self.min_speed <= self.max_speed:
             raise ValueError("need 0 < min_speed <= max_speed")

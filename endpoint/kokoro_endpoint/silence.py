@@ -111,9 +111,26 @@ class SegmentShaper:
         self._lead = round(sample_rate * policy.lead_ms / 1000)
         self._tail = round(sample_rate * policy.tail_ms / 1000)
         self._fade = round(sample_rate * policy.fade_ms / 1000)
-        self._held = np.zeros(0, dtype=np.float32)
-        self._sounding = False  # this segment's first sound has been found
-        self._cut = False  # some of this segment's leading silence was dropped
+        self._held: npt.NDArray[np.float32]
+        self._sounding: bool
+        self._cut: bool
+        self._dropped: int
+        self._lead_dropped: int
+        self._reset()
+
+    @property
+    def sounding(self) -> bool:
+        """Whether the current segment's first sound has been found (and sent)."""
+        return self._sounding
+
+    @property
+    def lead_dropped(self) -> int:
+        """Samples cut from the current segment's start before its first kept sample.
+
+        Final once :attr:`sounding` is True (until :meth:`end_segment`); a time measured from the
+        segment's first sample, minus this, is measured from the first sample :meth:`feed` returned.
+        """
+        return self._lead_dropped
 
     def _loud_windows(self, samples: npt.NDArray[np.float32]) -> npt.NDArray[np.intp]:
         whole = len(samples) // self._window
@@ -131,6 +148,7 @@ class SegmentShaper:
                 keep = -(-self._lead // self._window)
                 drop = max(0, whole - keep) * self._window
                 self._cut = self._cut or drop > 0
+                self._dropped += drop
                 held = held[drop:]
             self._held = held
             return np.zeros(0, dtype=np.float32)
@@ -140,6 +158,7 @@ class SegmentShaper:
             self._sounding = True
             onset = int(loud[0]) * self._window
             out_start = max(0, onset - self._lead)
+            self._lead_dropped = self._dropped + out_start
         speech_end = (int(loud[-1]) + 1) * self._window
         out = held[out_start:speech_end].copy()
         if starts and (out_start > 0 or self._cut):
@@ -157,8 +176,7 @@ class SegmentShaper:
         pause = np.zeros(round(self._rate * pause_ms / 1000), dtype=np.float32)
         if not self._sounding:
             # No sound at all (e.g. text of only punctuation): nothing but the pause.
-            self._held = np.zeros(0, dtype=np.float32)
-            self._cut = False
+            self._reset()
             return pause
         tail = self._held[: self._tail].copy()
         cut = len(self._held) > len(tail)
@@ -166,10 +184,15 @@ class SegmentShaper:
             count = min(self._fade, len(tail))
             if count:
                 tail[-count:] *= np.linspace(1.0, 0.0, count + 1, dtype=np.float32)[:-1]
-        self._held = np.zeros(0, dtype=np.float32)
-        self._sounding = False
-        self._cut = False
+        self._reset()
         return np.concatenate([tail, pause])
+
+    def _reset(self) -> None:
+        self._held = np.zeros(0, dtype=np.float32)  # audio that may still turn out to be silence
+        self._sounding = False  # this segment's first sound has been found
+        self._cut = False  # some of this segment's leading silence was dropped
+        self._dropped = 0  # samples of this segment's leading silence dropped so far
+        self._lead_dropped = 0  # ... and before its first kept sample, once it sounds
 
 
 #: Query parameters a WebSocket session may set, and the policy field each one sets.

@@ -42,7 +42,7 @@ class EndpointState:
         try:
             if self.engine is None:
                 self.engine = await asyncio.to_thread(
-                    load_engine, self.settings.engine, self.settings.model_dir
+                    load_engine, self.settings.engine, self.settings.model_dir, self.settings.torch_device
                 )
             await asyncio.to_thread(self.engine.warm_up)
         except Exception:

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_CLAUSE_CHARS",
     "MAX_PHONEMES",
     "MIN_CLAUSE_CHARS",
+    "locate",
     "split_clauses",
     "split_phonemes",
     "split_segments",
@@ -69,6 +70,22 @@ def split_sentences(text: str) -> list[str]:
     if pending:
         sentences.append(pending)
     return sentences
+
+
+def locate(text: str, piece: str, start: int = 0) -> int:
+    """Where ``piece`` (a sentence or phrase split off ``text``) starts in ``text``, at or after ``start``.
+
+    The splitters trim pieces and join an abbreviation's sentence back with one space, so the piece is
+    searched with any run of whitespace matching any other.
+
+    Returns:
+        The index, or -1 when the piece is not there.
+    """
+    words = piece.split()
+    if not words:
+        return -1
+    match = re.compile(r"\s+".join(re.escape(word) for word in words)).search(text, start)
+    return -1 if match is None else match.start()
 
 
 def split_clauses(sentence: str, max_chars: int, min_chars: int = MIN_CLAUSE_CHARS) -> list[str]:

@@ -31,15 +31,19 @@ from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.tasks import cancel_and_wait
+from kokoro_endpoint.timestamps import shift_words
 from strands_voice.errors import FrameDecodeError
 from strands_voice.frames import (
     Cancel,
     Close,
     ErrorFrame,
+    Keepalive,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
+    WordTimestamps,
+    WordTiming,
     decode_client_message,
     encode_server_message,
 )
@@ -70,13 +74,16 @@ AUDIO_BUFFER_SEGMENTS: Final = 3
 MAX_QUEUED_ERRORS: Final = 32
 
 
+_Segment = tuple[tuple[WordTiming, ...], list[bytes]]
+
+
 class _Request:
     """A request travelling through the session: its (bounded) audio queue and its state."""
 
     def __init__(self, job: SynthesisJob) -> None:
         self.job = job
-        # One item per segment: the segment's frames, or a marker.
-        self.audio: asyncio.Queue[list[bytes] | _Marker] = asyncio.Queue(maxsize=AUDIO_BUFFER_SEGMENTS)
+        # One item per segment: the segment's words (when asked) and frames, or a marker.
+        self.audio: asyncio.Queue[_Segment | _Marker] = asyncio.Queue(maxsize=AUDIO_BUFFER_SEGMENTS)
         self.cancelled = False
         self.holds_permit = False
 
@@ -179,6 +186,8 @@ class BidiSession:
                     await self._queue_error(refused)
             elif isinstance(decoded, Cancel):
                 self._cancel(decoded.request_id)
+            elif isinstance(decoded, Keepalive):
+                logger.debug("keepalive")  # its only effect: the activity counted above
             elif isinstance(decoded, Close):
                 self._closing = True
                 self._outbox.put_nowait(None)
@@ -235,7 +244,14 @@ class BidiSession:
         try:
             stream = self._scheduler.stream(
                 synthesize_segments(
-                    self._engine, job.text, job.voice, job.speed, self._settings.clause_chars, self._silence
+                    self._engine,
+                    job.text,
+                    job.voice,
+                    job.speed,
+                    self._settings.clause_chars,
+                    self._silence,
+                    normalize=job.normalize,
+                    timestamps=job.timestamps,
                 )
             )
             while not request.cancelled:
@@ -247,9 +263,8 @@ class BidiSession:
                     return
                 # Waits while the sender is AUDIO_BUFFER_SEGMENTS behind; the next step is submitted
                 # only after that, so a stalled client holds no scheduler worker.
-                await request.audio.put(
-                    list(pcm16_frames(to_pcm16(segment), self._settings.audio_frame_bytes))
-                )
+                frames = list(pcm16_frames(to_pcm16(segment.audio), self._settings.audio_frame_bytes))
+                await request.audio.put((segment.words, frames))
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
             if not request.cancelled:
@@ -304,8 +319,13 @@ class BidiSession:
                 await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
                 return
-            if isinstance(item, list):
-                for frame in item:
+            if isinstance(item, tuple):
+                words, frames = item
+                if words:
+                    offset = sent / self._bytes_per_second
+                    stamps = WordTimestamps(rid, shift_words(list(words), offset))
+                    await self._ws.send_text(encode_server_message(stamps))
+                for frame in frames:
                     if request.cancelled:
                         break  # the loop's next get() finds the wake-up marker and answers the cancel
                     await self._ws.send_bytes(frame)

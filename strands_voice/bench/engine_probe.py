@@ -29,8 +29,7 @@ class _WholeSegment:
 
     audio: Any
     segment_end: bool = True
-    durations: Any = None
-    phonemes: str = ""
+    timing: Any = None
 
 
 def _pieces(engine: Any, text: str, voice: str, speed: float) -> Iterator[Any]:

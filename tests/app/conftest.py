@@ -76,7 +76,7 @@ def fast_scripted_model(text: str = SHORT_ANSWER) -> ScriptedModel:
 def _invoke(
     base_url: str, payload: Any, *, chunks: list[bytes] | None = None
 ) -> tuple[int, list[dict[str, Any]]]:
-    """POST ``payload`` to ``/invocations`` and read the SSE stream with the incremental decoder.
+    """POST ``payload`` (JSON, or raw body bytes) to ``/invocations``; read the SSE stream incrementally.
 
     Returns:
         The status code and the events (for a non-200 answer: the JSON body as the only item).
@@ -87,7 +87,11 @@ def _invoke(
     events: list[dict[str, Any]] = []
     with (
         httpx.Client(timeout=httpx.Timeout(10.0, read=120.0)) as client,
-        client.stream("POST", f"{base_url}/invocations", json=payload) as response,
+        client.stream(
+            "POST",
+            f"{base_url}/invocations",
+            **({"content": payload} if isinstance(payload, bytes) else {"json": payload}),
+        ) as response,
     ):
         if response.status_code != 200:
             response.read()

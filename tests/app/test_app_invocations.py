@@ -180,6 +180,25 @@ def test_app_keeps_no_conversation_between_requests(echo_app_url: str, invoke: A
     assert answers == ["Heard: charlie.", "Heard: delta."]
 
 
+def test_app_text_utf8_cannot_carry_is_one_error_event_and_the_answer_goes_on(
+    echo_app_url: str, invoke: Any
+) -> None:
+    """Issue 12: a lone surrogate in the model's text (here echoed from the prompt) once raised a raw
+    UnicodeEncodeError inside the runtime's SSE framing. Now that event becomes one clear error, the
+    answer's other events still arrive, and the speech (which drops unspeakable characters) completes."""
+    body = b'{"prompt": "alpha \\ud800 bravo", "mode": "batch"}'  # JSON escapes: valid JSON, lone surrogate
+    status, events = invoke(echo_app_url, body)
+    assert status == 200
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["code"] for e in errors] == ["agent_error"]
+    assert "not valid Unicode" in errors[0]["message"]
+    texts = "".join(e["text"] for e in events if e["type"] == "text_delta")
+    assert texts.startswith("Heard: alpha") and "bravo." in texts
+    spoken = [e["text"] for e in events if e["type"] == "sentence_complete"]
+    assert spoken == ["Heard: alpha bravo."]
+    assert events[-1]["type"] == "agent_end" and any(e["type"] == "audio_chunk" for e in events)
+
+
 def test_app_ping_and_agentcore_headers(scripted_app_url: str, invoke: Any) -> None:
     ping = httpx.get(f"{scripted_app_url}/ping")
     assert ping.status_code == 200 and ping.json()["status"] in {"Healthy", "HealthyBusy"}

@@ -72,13 +72,15 @@ for label, text in (("44-char", HEARD_SHORT), ("197-char", HEARD_LONG)):
 for n in (10, 20, 40, 60):
     head, _ = cut_at(HEARD_LONG, n)
     res["engine_first_audio_ms"][f"first fragment {len(head)} chars"] = first_audio_s(head)
-whole = np.concatenate(list(synthesize_segments(e, HEARD_LONG, "jm_kumo", 1.0, 60, SilencePolicy())))
+whole = np.concatenate(
+    [o.audio for o in synthesize_segments(e, HEARD_LONG, "jm_kumo", 1.0, 60, SilencePolicy())]
+)
 res["wer"]["whole sentence"] = round(jiwer.wer(words(HEARD_LONG), words(tx(whole))), 3)
 for n in (10, 20, 40, 60, 100):
     head, rest = cut_at(HEARD_LONG, n)
     audio = np.concatenate(
-        list(synthesize_segments(e, head, "jm_kumo", 1.0, 60, SilencePolicy()))
-        + list(synthesize_segments(e, rest, "jm_kumo", 1.0, 60, SilencePolicy()))
+        [o.audio for o in synthesize_segments(e, head, "jm_kumo", 1.0, 60, SilencePolicy())]
+        + [o.audio for o in synthesize_segments(e, rest, "jm_kumo", 1.0, 60, SilencePolicy())]
     )
     heard = tx(audio)
     res["wer"][f"cut after {len(head)} chars"] = round(jiwer.wer(words(HEARD_LONG), words(heard)), 3)

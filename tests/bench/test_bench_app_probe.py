@@ -92,7 +92,7 @@ def test_run_voice_request_times_events_and_counts_leg3_bytes(
     assert chunk.wire_bytes == len(f"data: {json.dumps(audio_event)}\n\n".encode())
     assert run.audio_wire_bytes == chunk.wire_bytes
     assert run.response_bytes == sum(len(f"data: {json.dumps(event)}\n\n".encode()) for event in _events())
-    assert run.ttfa_s is not None and 0.2 <= run.ttfa_s < 2.0
+    assert run.ttfa_s is not None and run.ttfa_s >= 0.2  # the audio event is sent 0.2 s in
     assert run.texts[0].arrival_s < run.ttfa_s
     assert run.server_ttfa_ms == 200.0
     assert run.sentences == {0: ("Hello there, friend.", 1.0)}

@@ -85,8 +85,7 @@ def fake_endpoint() -> FakeEndpoint:
 
 def test_measure_request_times_first_audio_and_sends_one_synthesize(fake_endpoint: FakeEndpoint) -> None:
     timing = against(fake_endpoint, lambda url: measure_request(url, "Hello there.", voice="jm_kumo"))
-    assert AUDIO_DELAY_S * 0.9 <= timing.ttfa_s < AUDIO_DELAY_S + 0.5
-    assert timing.total_s >= timing.ttfa_s
+    assert AUDIO_DELAY_S * 0.9 <= timing.ttfa_s <= timing.total_s
     assert timing.audio_bytes == 9600
     assert timing.audio_duration_s == 0.2
     assert timing.server_elapsed_s == 0.21
@@ -114,7 +113,7 @@ def test_measure_request_times_out_on_a_silent_endpoint(fake_endpoint: FakeEndpo
 def test_measure_concurrent_opens_every_session_before_sending(fake_endpoint: FakeEndpoint) -> None:
     timings = against(fake_endpoint, lambda url: measure_concurrent(url, "Hi.", 3))
     assert len(timings) == 3
-    assert all(AUDIO_DELAY_S * 0.9 <= timing.ttfa_s < AUDIO_DELAY_S + 0.5 for timing in timings)
+    assert all(AUDIO_DELAY_S * 0.9 <= timing.ttfa_s <= timing.total_s for timing in timings)
     assert fake_endpoint.sessions == 3
     kinds = [message["type"] for message in fake_endpoint.received]
     assert kinds.count("synthesize") == 3
@@ -132,7 +131,7 @@ def test_cancel_after_first_audio_cancels_that_request_and_settles(fake_endpoint
     )
     elapsed = time.perf_counter() - started
     assert timing.cancelled
-    assert AUDIO_DELAY_S * 0.9 <= timing.ttfa_s < AUDIO_DELAY_S + 0.5
+    assert AUDIO_DELAY_S * 0.9 <= timing.ttfa_s <= timing.total_s
     assert timing.audio_bytes == 4800
     assert timing.heard_s == timing.ttfa_s  # audible from its first sample
     synthesize, cancel, close = fake_endpoint.received

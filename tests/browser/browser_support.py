@@ -103,7 +103,7 @@ class PageSession:
 def open_page(session: PageSession, url: str) -> None:
     """Loads the page and waits until its script has wired everything."""
     session.page.goto(url)
-    session.page.wait_for_selector("html[data-ready='true']", state="attached", timeout=10_000)
+    session.page.wait_for_selector("html[data-ready='true']", state="attached", timeout=60_000)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -133,6 +133,20 @@ class _PassThrough:
         return b""
 
 
+def replay_words(sentence: str) -> list[dict[str, Any]]:
+    """A ``words`` event's list for a replayed sentence: each word where its characters are in the audio."""
+    return [
+        {
+            "word": m.group(0),
+            "start_s": round(SECONDS_PER_CHAR * m.start(), 3),
+            "end_s": round(SECONDS_PER_CHAR * m.end(), 3),
+            "char_start": m.start(),
+            "char_end": m.end(),
+        }
+        for m in re.finditer(r"\S+", sentence)
+    ]
+
+
 def _encoder(audio_format: str) -> Any:
     if audio_format == "pcm16":
         return _PassThrough()
@@ -155,9 +169,9 @@ def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk
     """The page's static files plus ``POST /invocations`` replaying a Leg 3 stream.
 
     The answer depends on the payload: ``voice`` containing a space is refused with 400 (like the real
-    app); a prompt containing ``speech-fails`` gets an ``error`` event after the first sentence while the
-    text keeps flowing; ``slow`` paces the audio in real time (for Stop); ``mode`` and ``format`` are
-    honoured.
+    app); ``timestamps`` adds a ``words`` event before each sentence's audio; a prompt containing
+    ``speech-fails`` gets an ``error`` event after the first sentence while the text keeps flowing;
+    ``slow`` paces the audio in real time (for Stop); ``mode`` and ``format`` are honoured.
     """
 
     async def invocations(request: Request) -> Response:
@@ -174,11 +188,12 @@ def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk
             audio_format=str(payload.get("format", "pcm16")),
             speech_fails="speech-fails" in prompt,
             real_time="slow" in prompt,
+            timestamps=payload.get("timestamps") is True,
         )
         return StreamingResponse(stream, media_type="text/event-stream")
 
     async def replay_events(
-        *, mode: str, audio_format: str, speech_fails: bool, real_time: bool
+        *, mode: str, audio_format: str, speech_fails: bool, real_time: bool, timestamps: bool
     ) -> AsyncIterator[bytes]:
         started = time.monotonic()
         encoder = _encoder(audio_format)
@@ -195,6 +210,8 @@ def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk
             pcm = speechlike_pcm16(seconds, seed=index)
             step = int(chunk_s * SAMPLE_RATE) * 2
             pieces = [pcm[i : i + step] for i in range(0, len(pcm), step)]
+            if timestamps:  # the replayed audio is SECONDS_PER_CHAR a character: each word at its chars
+                yield event("words", sentence=index, words=replay_words(sentence))
             for n, piece in enumerate(pieces):
                 data = encoder.encode(piece)
                 if last and n == len(pieces) - 1:

@@ -18,6 +18,7 @@ from browser_support import (
     create_replay_app,
     find_chromium,
 )
+from optional_groups import require
 
 
 @pytest.fixture(scope="session")
@@ -39,7 +40,7 @@ def browser(chromium_path: str) -> Iterator[Any]:
     Module scope, not session: Playwright's sync API keeps an asyncio loop running on the main thread
     while it is open, and every later test that calls ``asyncio.run()`` would fail.
     """
-    from playwright.sync_api import sync_playwright
+    sync_playwright = require("playwright.sync_api", "browser").sync_playwright
 
     with sync_playwright() as playwright:
         # Playwright gives every launch a fresh temporary profile (user-data-dir) and removes it on close.

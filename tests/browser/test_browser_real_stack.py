@@ -74,7 +74,7 @@ def test_browser_real_stack_speaks_measures_and_stops(page_session: PageSession,
     page.wait_for_function("() => window.voiceStats.chunksScheduled >= 1", timeout=90_000)
     assert page_session.stats()["activeSources"] >= 1  # something is playing
     page.click("#stop")
-    stopped = page_session.wait_for_state("stopped", timeout_s=5)
+    stopped = page_session.wait_for_state("stopped", timeout_s=30)
     assert stopped["activeSources"] == 0
     assert stopped["stopped"] == 1
     assert stopped["audioEndSeconds"] is None  # it was cut off before the agent finished

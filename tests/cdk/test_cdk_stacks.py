@@ -259,7 +259,13 @@ def test_endpoint_config_defaults_to_one_g5_xlarge(speech_synth: Any) -> None:
         {
             "ProductionVariants": [
                 Match.object_like(
-                    {"VariantName": "AllTraffic", "InstanceType": "ml.g5.xlarge", "InitialInstanceCount": 1}
+                    {
+                        "VariantName": "AllTraffic",
+                        "InstanceType": "ml.g5.xlarge",
+                        "InitialInstanceCount": 1,
+                        # NVIDIA driver 550 / CUDA 12.4: runs the torch cu126 build of endpoint/Dockerfile.
+                        "InferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-3-1",
+                    }
                 )
             ]
         },
@@ -361,7 +367,13 @@ def test_endpoint_settings_are_configurable(build_context: Path) -> None:
         "AWS::SageMaker::EndpointConfig",
         {
             "ProductionVariants": [
-                Match.object_like({"InstanceType": "ml.g6.2xlarge", "InitialInstanceCount": 2})
+                Match.object_like(
+                    {
+                        "InstanceType": "ml.g6.2xlarge",
+                        "InitialInstanceCount": 2,
+                        "InferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-3-1",
+                    }
+                )
             ]
         },
     )
@@ -492,3 +504,35 @@ def test_speech_outputs_name_the_endpoint(speech_synth: Any) -> None:
     outputs = speech_synth.templates["Speech-kokoro-82m"]["Outputs"]
     assert outputs["EndpointName"]["Value"] == {"Fn::GetAtt": ["Endpoint", "EndpointName"]}
     assert "endpoint/strands-voice-kokoro-82m" in _flatten(outputs["EndpointArn"]["Value"])
+
+
+def test_cpu_instances_get_no_gpu_ami(build_context: Path) -> None:
+    from aws_cdk import App, Stack
+    from aws_cdk import aws_iam as iam
+    from strands_voice_infra.config import InfraConfig, is_gpu_instance
+    from strands_voice_infra.speech_endpoint import SpeechEndpointStack
+
+    assert (
+        is_gpu_instance("ml.g5.xlarge")
+        and is_gpu_instance("ml.g6e.2xlarge")
+        and is_gpu_instance("ml.p4d.24xlarge")
+    )
+    assert not is_gpu_instance("ml.c7i.xlarge") and not is_gpu_instance("ml.inf2.xlarge")
+    config = InfraConfig(speech_model=KOKORO, instance_type="ml.c7i.xlarge", repo_root=build_context)
+    app = App()
+    role = iam.Role.from_role_arn(Stack(app, "Roles"), "Role", "arn:aws:iam::123456789012:role/x")
+    stack = SpeechEndpointStack(app, "Cpu", config=config, execution_role=role, model_data_uri="s3://b/p/")
+    (endpoint_config,) = Template.from_stack(stack).find_resources("AWS::SageMaker::EndpointConfig").values()
+    (variant,) = endpoint_config["Properties"]["ProductionVariants"]
+    assert variant["InstanceType"] == "ml.c7i.xlarge" and "InferenceAmiVersion" not in variant
+
+
+def test_the_ami_and_the_image_torch_build_agree() -> None:
+    """The AMI's driver (550, CUDA 12.4) runs CUDA 12.x builds only: the image must install one."""
+    from strands_voice_infra.config import REPO_ROOT
+
+    assert KOKORO.inference_ami_version == "al2-ami-sagemaker-inference-gpu-3-1"
+    dockerfile = (REPO_ROOT / "endpoint" / "Dockerfile").read_text()
+    assert "ARG TORCH_CUDA=cu126" in dockerfile
+    assert "https://download.pytorch.org/whl/${TORCH_CUDA}" in dockerfile
+    assert "al2-ami-sagemaker-inference-gpu-3-1" in dockerfile and "KOKORO_DEVICE=cuda" in dockerfile

@@ -274,6 +274,34 @@ def test_missing_region_is_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    ("env", "argv"),
+    [
+        ({"AWS_REGION": "eu-west-1"}, []),
+        ({"AWS_DEFAULT_REGION": "eu-west-1"}, []),
+        ({"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-east-1"}, []),  # AWS_REGION wins, as in SDKs
+        ({"AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1"}, ["--region", "eu-west-1"]),
+        ({}, ["--region", "eu-west-1"]),
+    ],
+    ids=["AWS_REGION", "AWS_DEFAULT_REGION", "both", "flag-over-env", "flag"],
+)
+@pytest.mark.parametrize("cli", [speech_cli, agent_cli], ids=["speech-infra", "agent-infra"])
+def test_every_cli_takes_the_region_from_flag_or_either_variable(
+    moto: None, monkeypatch: pytest.MonkeyPatch, cli: Any, env: dict[str, str], argv: list[str]
+) -> None:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    out = io.StringIO()
+    if cli is speech_cli:
+        assert cli.main(["status", "kokoro-82m", *argv], stdout=out) == 1
+        assert out.getvalue().strip().endswith("in eu-west-1)")
+    else:
+        assert cli.main(["status", "--json", *argv], stdout=out) == 1
+        assert json.loads(out.getvalue())["region"] == "eu-west-1"
+
+
 def test_bad_setting_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         speech_cli.main(["synth", "kokoro-82m", "--min-instances", "3", "--max-instances", "2"])

@@ -16,10 +16,13 @@ import pytest
 from strands_voice.audio import (
     AUDIO_FORMATS,
     BYTES_PER_SECOND,
+    CODEC_FORMATS,
     SAMPLE_RATE,
     STREAMING_WAV_SIZE,
+    AacEncoder,
     AudioEncoder,
     OpusEncoder,
+    adts_frame_size,
     create_encoder,
     decode_audio,
     float32_to_pcm16,
@@ -210,15 +213,68 @@ def test_core_audio_opus_decodes_to_similar_signal() -> None:
     assert 0.5 < float(np.sqrt(np.mean(b**2)) / np.sqrt(np.mean(a**2))) < 2.0
 
 
+def parse_adts_frames(data: bytes) -> int:
+    """How many ADTS frames ``data`` holds; fails unless it is whole frames."""
+    frames, pos = 0, 0
+    while pos < len(data):
+        size = adts_frame_size(data[pos : pos + 7])
+        assert size is not None, f"no ADTS header at {pos}"
+        assert data[pos + 1] & 0x01 == 1, "ADTS without CRC expected"
+        assert (data[pos + 2] >> 6) == 1 and (data[pos + 2] >> 2) & 0x0F == 6, "AAC-LC at 24 kHz"
+        assert pos + size <= len(data), "an ADTS frame is split across chunks"
+        pos += size
+        frames += 1
+    return frames
+
+
+@pytest.mark.parametrize("step", [960, 4801, 48000])
+def test_core_audio_aac_adts_frames_decode_chunk_by_chunk(step: int) -> None:
+    pcm = speech_like(2.0)
+    chunks = encode_in_chunks("aac", pcm, step)
+    frames = sum(parse_adts_frames(chunk) for chunk in chunks)  # each chunk on its own is whole frames
+    assert frames * 1024 >= len(pcm) // 2
+    previous = 0
+    received = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        assert len(decode_audio(chunk, "aac")) > 0  # a chunk alone decodes: no frame is split
+        received += chunk
+        decoded = decode_audio(received, "aac")  # and so does every prefix, growing
+        assert len(decoded) > previous
+        previous = len(decoded)
+    # ADTS carries the encoder's 1,024 priming samples plus the padding of the last frame.
+    assert len(pcm) // 2 <= previous // 2 <= len(pcm) // 2 + 2 * 1024
+    a = pcm16_to_float32(pcm)
+    b = pcm16_to_float32(decode_audio(received, "aac"))[1024 : 1024 + len(a)]
+    assert 0.5 < float(np.sqrt(np.mean(b**2)) / np.sqrt(np.mean(a**2))) < 2.0
+    assert create_encoder("aac").mime_type == "audio/aac"
+
+
+def test_core_audio_aac_rejects_a_rate_adts_cannot_carry() -> None:
+    with pytest.raises(AudioEncodingError, match="ADTS"):
+        AacEncoder(sample_rate=23_000)
+
+
+def test_core_audio_flac_is_lossless_and_streams() -> None:
+    pcm = speech_like(1.5)
+    chunks = encode_in_chunks("flac", pcm, 4801)
+    first = next(chunk for chunk in chunks if chunk)
+    assert first[:4] == b"fLaC" and first[4] == 0x80  # STREAMINFO, the only (last) metadata block
+    assert sum(chunk.startswith(b"fLaC") for chunk in chunks) == 1
+    assert decode_audio(b"".join(chunks), "flac") == pcm
+    assert "flac" in CODEC_FORMATS and "flac" not in AUDIO_FORMATS
+
+
 def test_core_audio_encoder_protocol_and_errors() -> None:
-    for fmt in AUDIO_FORMATS:
+    for fmt in CODEC_FORMATS:
         encoder = create_encoder(fmt)
         assert isinstance(encoder, AudioEncoder) and encoder.format == fmt
         encoder.flush()
         with pytest.raises(AudioEncodingError):
             encoder.encode(b"\x00\x00")
     with pytest.raises(AudioEncodingError):
-        create_encoder("flac")
+        create_encoder("vorbis")
     with pytest.raises(AudioEncodingError):
         decode_audio(b"not audio at all" * 10, "mp3")
     with pytest.raises(AudioEncodingError):
@@ -240,4 +296,6 @@ def test_core_audio_missing_extras(monkeypatch: pytest.MonkeyPatch) -> None:
         OpusEncoder()
     with pytest.raises(MissingDependencyError, match=r"strands-voice\[opus\]"):
         decode_audio(b"x", "opus")
+    with pytest.raises(MissingDependencyError, match=r"strands-voice\[aac\]"):
+        create_encoder("aac")
     assert create_encoder("wav").format == "wav"  # the stdlib formats need no extra

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from strands_voice.errors import FrameDecodeError
+from strands_voice.errors import FrameDecodeError, TextEncodingError
 from strands_voice.frames import (
     ERROR_CODES,
     Cancel,
@@ -257,3 +257,20 @@ def test_core_frames_synthesize_round_trip_property(
 ) -> None:
     message = Synthesize(text, voice=voice, speed=speed, request_id=request_id)
     assert decode_client_message(encode_client_message(message)) == message
+
+
+@pytest.mark.parametrize(
+    ("encode", "field"),
+    [
+        (lambda: encode_client_message(Synthesize("say \ud800 this")), "frame.text"),
+        (lambda: encode_client_message(Synthesize("ok", voice="\udfff")), "frame.voice"),
+        (lambda: encode_client_message(Cancel(request_id="\ud83d")), "frame.request_id"),
+        (lambda: encode_server_message(ErrorFrame("internal", "bad \udc00 text")), "frame.message"),
+    ],
+)
+def test_core_frames_refuse_text_utf8_cannot_carry(encode: Any, field: str) -> None:
+    """A lone surrogate never reaches the transport as a raw UnicodeEncodeError: a clear, named error."""
+    with pytest.raises(TextEncodingError) as info:
+        encode()
+    assert isinstance(info.value, ValueError) and not isinstance(info.value, UnicodeError)
+    assert info.value.field == field and repr(field) in str(info.value)

@@ -6,10 +6,10 @@ import itertools
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from strands_voice.errors import SSEDecodeError, StrandsVoiceError
+from strands_voice.errors import SSEDecodeError, StrandsVoiceError, TextEncodingError
 from strands_voice.sse import SSEDecoder, SSEEvent, encode_sse, encode_sse_event
 
 
@@ -94,6 +94,37 @@ def test_core_sse_utf8_split_and_invalid_bytes() -> None:
     assert decode_all([b"data: \xff\xfe ok\n\n"]) == [SSEEvent("\ufffd\ufffd ok")]
 
 
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: encode_sse_event("x", id="\ud800"), "id"),
+        (lambda: encode_sse_event("x", event="a\udfffb"), "event"),
+        (lambda: encode_sse_event("ok \ud800 ok"), "data"),
+        (lambda: encode_sse({"type": "text_delta", "text": "\udc00"}), "event.text"),
+        (
+            lambda: encode_sse({"type": "words", "words": [{"word": "a"}, {"word": "\ud83d"}]}),
+            "event.words[1].word",
+        ),
+        (lambda: encode_sse({"\ud800": 1}), "event (a key)"),
+    ],
+)
+def test_core_sse_refuses_text_utf8_cannot_carry(call: object, field: str) -> None:
+    """A lone surrogate is refused with the library's own ValueError naming the field, not a codec error."""
+    with pytest.raises(TextEncodingError) as info:
+        call()  # type: ignore[operator]
+    assert isinstance(info.value, ValueError) and isinstance(info.value, StrandsVoiceError)
+    assert not isinstance(info.value, UnicodeError)
+    assert info.value.field == field and repr(field) in str(info.value)
+    assert "codec" not in str(info.value)
+
+
+def test_core_sse_decoder_survives_bad_bytes() -> None:
+    """Bytes that are not UTF-8 (the bytes of a lone surrogate included) decode with replacement."""
+    surrogate_bytes = b"\xed\xa0\x80"  # what a lax encoder makes of "\ud800"
+    events = decode_all([b"id: " + surrogate_bytes + b"\ndata: a" + surrogate_bytes + b"\xff\n\n"])
+    assert events == [SSEEvent("a\ufffd\ufffd\ufffd\ufffd", "message", "\ufffd\ufffd\ufffd")]
+
+
 def test_core_sse_crlf_split_across_chunks() -> None:
     # "\r" at the end of one chunk and "\n" at the start of the next are one line break, not two.
     assert decode_all([b"data: a\r", b"\ndata: b\r", b"\n\r", b"\n"]) == [SSEEvent("a\nb")]
@@ -117,11 +148,16 @@ def test_core_sse_bounded_buffer() -> None:
         SSEDecoder(max_event_bytes=10).feed(b"data: " + b"z" * 20 + b"\n\n")
 
 
-json_part = st.dictionaries(st.text(max_size=5), st.one_of(st.text(max_size=20), st.integers()), max_size=3)
+# Only what SSE can carry: UTF-8 text (no lone surrogates; test_core_sse_refuses_text_utf8_cannot_carry
+# covers those), event types without line breaks, ids without line breaks or NUL.
+utf8_text = st.characters(codec="utf-8")
+json_part = st.dictionaries(
+    st.text(utf8_text, max_size=5), st.one_of(st.text(utf8_text, max_size=20), st.integers()), max_size=3
+)
 text_part = st.tuples(
-    st.text(max_size=30),
-    st.one_of(st.none(), st.text(alphabet=st.characters(exclude_characters="\r\n"), max_size=8)),
-    st.one_of(st.none(), st.text(alphabet=st.characters(exclude_characters="\r\n\0"), max_size=8)),
+    st.text(utf8_text, max_size=30),
+    st.one_of(st.none(), st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=8)),
+    st.one_of(st.none(), st.text(st.characters(codec="utf-8", exclude_characters="\r\n\0"), max_size=8)),
 )
 noise = st.sampled_from([b": comment\r\n", b"retry: 10\n", b"\r\n", b"\n", b"\r"])
 parts_strategy = st.lists(st.one_of(json_part, text_part, noise), max_size=12)
@@ -146,6 +182,41 @@ def build_stream(parts: list[object]) -> tuple[bytes, list[SSEEvent]]:
             assert isinstance(part, bytes)
             out.append(part)
     return b"".join(out), expected
+
+
+any_text = st.text(st.characters(), max_size=12)  # lone surrogates included
+
+
+@settings(max_examples=300, deadline=None)
+@given(any_text, st.one_of(st.none(), any_text), st.one_of(st.none(), any_text))
+# Regression: this id made encode_sse_event raise a raw UnicodeEncodeError (the CI failure of issue 12).
+@example("", None, "\ud800")
+@example("a\udfff", "\ud83d", None)
+def test_core_sse_encoder_round_trips_or_refuses(data: str, event: str | None, id: str | None) -> None:
+    """Any text either encodes to an event that decodes back, or is refused with a library ValueError."""
+    try:
+        frame = encode_sse_event(data, event=event, id=id)
+    except TextEncodingError as error:
+        assert any(_has_surrogate(value) for value in (data, event, id))
+        assert error.field in ("data", "event", "id")
+        return
+    except ValueError as error:
+        assert "line break" in str(error)  # event/id with a line break (or NUL): SSE cannot carry them
+        return
+    normalized = data.replace("\r\n", "\n").replace("\r", "\n")
+    [decoded] = decode_all([frame])
+    assert decoded.data == normalized and decoded.event == (event or "message")
+    assert decoded.id == (id if id is not None else None)
+    try:
+        json_frame = encode_sse({"text": data})
+    except TextEncodingError as error:
+        assert _has_surrogate(data) and error.field == "event.text"
+    else:
+        assert decode_all([json_frame])[0].json() == {"text": data}
+
+
+def _has_surrogate(value: str | None) -> bool:
+    return value is not None and any("\ud800" <= c <= "\udfff" for c in value)
 
 
 @settings(max_examples=300, deadline=None)

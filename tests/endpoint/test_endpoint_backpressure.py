@@ -203,7 +203,7 @@ def test_endpoint_stalled_session_does_not_hold_the_shared_scheduler() -> None:
     stalled_text = " ".join(["stalled"] * 200)
     served_text = " ".join(["served"] * 20)
 
-    async def main() -> float:
+    async def main() -> None:
         scheduler = SynthesisScheduler(1)
         stalled, served = HeldWebSocket(), HeldWebSocket()
         served.gate.set()
@@ -214,21 +214,19 @@ def test_endpoint_stalled_session_does_not_hold_the_shared_scheduler() -> None:
         try:
             stalled.push({"text": stalled_text, "request_id": "s"})
             await _settled(lambda: engine.made(stalled_text))
-            started = time.monotonic()
+            # The stalled session never reads again: had the served request queued behind it for the one
+            # synthesis worker, it would never complete (the wait below would run out).
             served.push({"text": served_text, "request_id": "ok"})
-            await _until(lambda: served.ended("ok") is not None)
-            took = time.monotonic() - started
+            await _until(lambda: served.ended("ok") is not None, limit_s=60.0)
             assert served.ended("ok")["type"] == "synthesis_complete"  # type: ignore[index]
             assert engine.made(stalled_text) <= MOST_AHEAD
-            return took
         finally:
             for task in sessions:
                 task.cancel()
             await asyncio.gather(*sessions, return_exceptions=True)
             scheduler.shutdown()
 
-    took = asyncio.run(main())
-    assert took < 5.0, took  # 20 segments of 10 ms each, not queued behind the stalled session
+    asyncio.run(main())
 
 
 class FloodingWebSocket:

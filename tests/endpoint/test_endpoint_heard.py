@@ -69,10 +69,13 @@ def test_split_graph_gives_the_whole_graphs_audio(onnx_engine: Any) -> None:
     np.testing.assert_array_equal(got, expected)
     pieces = list(onnx_engine.stream(sentence, voice, 1.0))
     assert [piece.segment_end for piece in pieces] == [False] * (len(pieces) - 1) + [True]
-    first = pieces[0]
-    assert first.durations is not None and all(piece.durations is None for piece in pieces[1:])
-    assert int(first.durations.sum()) * HOP == len(expected)
-    assert len(first.durations) == len(first.phonemes) + 2
+    # The first piece carries the segment's timing, from the split encoder's durations.
+    timing = pieces[0].timing
+    assert timing is not None and all(piece.timing is None for piece in pieces[1:])
+    assert len(timing.frames) == len(timing.phonemes) and timing.text == sentence
+    assert [token.text for token in timing.tokens if token.phonemes][:2] == ["Please", "open"]
+    spoken = (timing.lead_frames + sum(timing.frames)) * HOP
+    assert timing.lead_frames > 0 and spoken < len(expected)  # the trailing pad's frames come after
 
 
 def test_split_graphs_are_cached_by_model_hash(tmp_path: Path) -> None:
@@ -107,8 +110,12 @@ def test_windowed_long_sentence_is_intelligible_without_clicks(onnx_engine: Any,
 def test_trimming_cuts_only_silence_and_pauses_by_policy(onnx_engine: Any, whisper_model: Any) -> None:
     voice = onnx_engine.default_voice
     policy = SilencePolicy()
-    raw = list(synthesize_segments(onnx_engine, TWO, voice, 1.0, 60, SilencePolicy(trim=False)))
-    trimmed = np.concatenate(list(synthesize_segments(onnx_engine, TWO, voice, 1.0, 60, policy)))
+    raw = [
+        out.audio for out in synthesize_segments(onnx_engine, TWO, voice, 1.0, 60, SilencePolicy(trim=False))
+    ]
+    trimmed = np.concatenate(
+        [out.audio for out in synthesize_segments(onnx_engine, TWO, voice, 1.0, 60, policy)]
+    )
     untrimmed = np.concatenate(raw)
     # First sound within 30 ms of the first sample (untrimmed: Kokoro's ~330 ms).
     onset = first_audible_sample(trimmed, RATE)

@@ -197,10 +197,10 @@ def test_idle_session_is_closed(onnx_engine: Any) -> None:
 
     async def run(server: RunningServer) -> int | None:
         async with connect(server.ws_url) as ws:
-            started = time.monotonic()
+            # Closed by the server's idle timer (0.5 s): the reason says so; the wait is only a hang guard.
             with pytest.raises(ConnectionClosed):
-                await asyncio.wait_for(ws.recv(), 10)
-            assert time.monotonic() - started < 5
+                await asyncio.wait_for(ws.recv(), 60)
+            assert ws.close_reason == "idle timeout"
             return ws.close_code
 
     with running_server(create_app(engine=onnx_engine, settings=settings)) as server:

@@ -98,3 +98,27 @@ def test_session_parameters_override_the_pauses() -> None:
 def test_policy_rejects_fades_longer_than_the_kept_edges() -> None:
     with pytest.raises(ValueError, match="fade_ms"):
         SilencePolicy(lead_ms=2.0, fade_ms=4.0)
+
+
+@given(cuts=st.lists(st.integers(0, 40_000), max_size=6))
+@example(cuts=[])
+@example(cuts=[7_920, 7_921])
+def test_the_shaper_says_how_much_leading_silence_it_dropped(cuts: list[int]) -> None:
+    """``lead_dropped`` counts the samples cut before the first kept one, however the audio arrives."""
+    policy = SilencePolicy()
+    audio = _segment(lead=7_920, speech=12_000, trail=10_000)
+    shaper = SegmentShaper(policy, RATE)
+    edges = [0, *sorted(c % (len(audio) + 1) for c in cuts), len(audio)]
+    kept_before: int | None = None
+    sent = 0
+    for start, stop in itertools.pairwise(edges):
+        out = shaper.feed(audio[start:stop])
+        if shaper.sounding and kept_before is None:
+            kept_before = sent
+            dropped = shaper.lead_dropped
+        sent += len(out)
+    assert kept_before == 0
+    # The tone starts at sample 7,920 of the segment and lead_ms into what was sent.
+    assert dropped == 7_920 - round(RATE * policy.lead_ms / 1000)
+    shaper.end_segment(0.0)
+    assert not shaper.sounding and shaper.lead_dropped == 0

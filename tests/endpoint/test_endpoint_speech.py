@@ -7,11 +7,13 @@ import json
 import re
 from typing import Any
 
-import jiwer
 import numpy as np
 from endpoint_support import collect, replies
 from kokoro_endpoint.runner import RunningServer
+from optional_groups import require
 from websockets.asyncio.client import connect
+
+jiwer = require("jiwer", "asr")
 
 SENTENCES = [
     "The weather is nice today.",

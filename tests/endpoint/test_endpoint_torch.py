@@ -20,9 +20,11 @@ from kokoro_endpoint.engines import choose_engine_kind, load_engine
 from kokoro_endpoint.engines.torch_engine import CheckpointMismatchError, TorchEngine
 from kokoro_endpoint.engines.weights import local_weights, resolve_model_dir
 from kokoro_endpoint.runner import running_server
+from optional_groups import require
 from websockets.asyncio.client import connect
 
-torch = pytest.importorskip("torch")
+torch = require("torch", "torch")
+require("kokoro", "torch")
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:dropout option adds dropout:UserWarning"),
@@ -164,6 +166,36 @@ def test_the_server_runs_the_torch_engine(torch_engine: Any) -> None:
             (reply,) = replies(await collect(ws, terminals=1))
         assert reply.kind == "synthesis_complete" and reply.end is not None
         assert reply.end["audio_bytes"] == len(reply.audio) > 0
+
+    with running_server(create_app(engine=torch_engine)) as server:
+        asyncio.run(run(server.ws_url))
+
+
+def test_the_torch_engine_times_each_segment_from_pred_dur(torch_engine: Any) -> None:
+    (segment,) = list(torch_engine.synthesize_timed("Hello wide world.", "am_small", 1.0))
+    timing = segment.timing
+    assert timing is not None and [t.text for t in timing.tokens][:3] == ["Hello", "wide", "world"]
+    assert len(timing.frames) == len(timing.phonemes)
+    # KModel's pred_dur covers the audio: 600 samples a frame.
+    assert (timing.lead_frames + sum(timing.frames)) * 600 == pytest.approx(segment.audio.size, abs=1200)
+
+
+def test_the_server_sends_word_timestamps_with_the_torch_engine(torch_engine: Any) -> None:
+    text = "Hi there, Dr. Lee. It is approx. 5 km away."
+
+    async def run(url: str) -> None:
+        async with connect(url) as ws:
+            await ws.send(json.dumps({"text": text, "voice": "am_small", "timestamps": True}))
+            (reply,) = replies(await collect(ws, terminals=1))
+        assert reply.kind == "synthesis_complete" and reply.end is not None
+        words = [word for _, frame in reply.words for word in frame["words"]]
+        expected = ["Hi", "there", "Dr.", "Lee", "It", "is", "approx.", "5", "km", "away"]
+        assert [w["word"] for w in words] == expected
+        for word in words:
+            assert text[word["char_start"] : word["char_end"]] == word["word"]
+            assert 0 <= word["start_s"] <= word["end_s"] <= reply.end["total_duration_s"] + 0.026
+        starts = [w["start_s"] for w in words]
+        assert starts == sorted(starts)
 
     with running_server(create_app(engine=torch_engine)) as server:
         asyncio.run(run(server.ws_url))

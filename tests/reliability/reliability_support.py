@@ -292,3 +292,92 @@ def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
             yield event.json()
     for event in decoder.flush():
         yield event.json()
+
+
+# ---- a TCP proxy that can stall the byte stream ----------------------------------------------------------
+
+
+class StallingProxy:
+    """A loopback TCP proxy (own thread, own loop) that can hold the server->client bytes for a while.
+
+    Once ``stall_after_bytes`` bytes have gone to the client, the next bytes wait ``stall_s`` seconds
+    (buffered, not dropped), once: the slow network of a congested link. Counts the connections it
+    accepted, so a test can tell that the client rode the stall out instead of reconnecting.
+    """
+
+    def __init__(self, upstream_port: int, *, stall_after_bytes: int, stall_s: float) -> None:
+        self.upstream_port = upstream_port
+        self.stall_after_bytes = stall_after_bytes
+        self.stall_s = stall_s
+        self.connections = 0
+        self.stalls = 0
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="stalling-proxy", daemon=True)
+
+    def __enter__(self) -> StallingProxy:
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise TimeoutError("the proxy did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+
+    def _run(self) -> None:
+        self._loop.run_until_complete(self._serve())
+        self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        tasks: set[asyncio.Task[None]] = set()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+            sent = 0
+
+            async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter, downstream: bool) -> None:
+                nonlocal sent
+                try:
+                    while data := await src.read(65536):
+                        if downstream:
+                            if self.stalls == 0 and sent >= self.stall_after_bytes:
+                                self.stalls += 1
+                                await asyncio.sleep(self.stall_s)  # the bytes wait; nothing is lost
+                            sent += len(data)
+                        dst.write(data)
+                        await dst.drain()
+                except (ConnectionError, OSError):
+                    pass
+                finally:
+                    dst.close()
+
+            both = [
+                asyncio.ensure_future(pump(reader, up_writer, False)),
+                asyncio.ensure_future(pump(up_reader, writer, True)),
+            ]
+            await asyncio.wait(both)
+
+        def track(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.ensure_future(handle(reader, writer))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+        server = await asyncio.start_server(track, "127.0.0.1", 0)
+        self.port = int(server.sockets[0].getsockname()[1])
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
+        for task in list(tasks):
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)

@@ -1,4 +1,5 @@
-"""Faults: the endpoint killed mid-answer and restarted, the caller gone mid-answer, a stalled consumer.
+"""Faults: the endpoint killed mid-answer (restarted, or gone for good), a stalled byte stream, the caller
+gone mid-answer, a stalled consumer. docs/reliability.md lists each with what the user hears.
 
 Every wait is bounded; the endpoint process is killed in ``finally`` whatever happens.
 """
@@ -16,6 +17,7 @@ import httpx
 import pytest
 from reliability_support import (
     EndpointProcess,
+    StallingProxy,
     ToneEngine,
     assert_no_leak,
     free_port,
@@ -32,73 +34,156 @@ ANSWER = (
 )
 
 
-def _app(tts_url: str, text: str, total_s: float) -> Any:
+def _app(tts_url: str, text: str, total_s: float, silence_timeout: float = 120) -> Any:
     from agentcore_app.app import create_app
 
     from strands_voice.scripted import ScriptedModel
 
     model = ScriptedModel(text=text, first_sentence_s=0.3, total_s=total_s)
-    return create_app(tts_url=tts_url, model=model, silence_timeout=120)
+    return create_app(tts_url=tts_url, model=model, silence_timeout=silence_timeout)
 
 
-@pytest.mark.timeout(900)  # two endpoint process start-ups (model load and warm-up)
-def test_reliability_faults_endpoint_killed_mid_answer_then_restarted(
-    tmp_path: Path, figures: dict[str, Any]
+def _invoke_and_kill(
+    app_url: str, endpoint: EndpointProcess, then: Any, read_s: float
+) -> tuple[list[dict[str, Any]], float, int]:
+    """POST /invocations; at the first audio SIGKILL the endpoint, call ``then()``; read to the end.
+
+    Returns the events, the kill time (monotonic) and how many text deltas came after the kill.
+    """
+    events: list[dict[str, Any]] = []
+    killed_at: float | None = None
+    deltas_after_kill = 0
+    with (
+        httpx.Client(timeout=httpx.Timeout(10, read=read_s)) as client,
+        client.stream("POST", f"{app_url}/invocations", json={"prompt": "Go"}) as response,
+    ):
+        assert response.status_code == 200
+        for event in sse_events(response):
+            events.append(event)
+            if killed_at is not None and event["type"] == "text_delta":
+                deltas_after_kill += 1
+            if event["type"] == "audio_chunk" and killed_at is None:
+                endpoint.kill()  # SIGKILL mid-answer: no close frame, the socket is reset
+                killed_at = time.monotonic()
+                then()
+    assert killed_at is not None, "no audio arrived before the end of the answer"
+    return events, killed_at, deltas_after_kill
+
+
+@pytest.mark.timeout(1200)  # two endpoint process start-ups (model load and warm-up) on a shared CPU
+def test_reliability_faults_endpoint_killed_mid_answer_and_restarted_speech_resumes(
+    tmp_path: Path, figures: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from kokoro_endpoint.runner import running_server
 
+    import strands_voice.session as session_module
+    from strands_voice.retry import RetryPolicy
+
+    # A restarted container loads its model before it answers; on this shared 2-core machine that can
+    # take minutes, so the outage allowed here is 600 s instead of the default 60 s.
+    monkeypatch.setattr(session_module, "DEFAULT_RETRY", RetryPolicy(deadline_s=600.0))
+    endpoint = EndpointProcess(free_port(), tmp_path / "endpoint.log")
+    restart_s: list[float] = []
+
+    def restart() -> None:
+        began = time.monotonic()
+        endpoint.start()  # the same port; returns once /ping answers 200
+        restart_s.append(time.monotonic() - began)
+
+    try:
+        endpoint.start()
+        with running_server(_app(endpoint.ws_url, ANSWER, total_s=10.0)) as app:
+            events, killed_at, deltas_after_kill = _invoke_and_kill(app.base_url, endpoint, restart, 900)
+            ended_after_kill = time.monotonic() - killed_at
+    finally:
+        endpoint.stop()
+    figures["restart_endpoint_start_s"] = round(restart_s[0], 1)
+    figures["restart_kill_to_agent_end_s"] = round(ended_after_kill, 1)
+    figures["restart_text_deltas_after_kill"] = deltas_after_kill
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    assert "error" not in kinds, [e for e in events if e["type"] == "error"]
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == ANSWER
+    # Every sentence is spoken to its end, once: the one cut by the kill was replayed on the new process.
+    assert [e["sentence"] for e in events if e["type"] == "sentence_complete"] == [0, 1, 2, 3]
+    chunks = [e for e in events if e["type"] == "audio_chunk"]
+    assert [c["seq"] for c in chunks] == list(range(len(chunks)))
+    assert {c["sentence"] for c in chunks} == {0, 1, 2, 3}
+
+
+@pytest.mark.timeout(900)
+def test_reliability_faults_endpoint_stopped_for_good_text_completes_one_error(
+    tmp_path: Path, figures: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kokoro_endpoint.runner import running_server
+
+    import strands_voice.session as session_module
+    from strands_voice.retry import RetryPolicy
+
+    deadline_s = 10.0  # the default is 60 s; shorter here only to keep the suite short
+    monkeypatch.setattr(session_module, "DEFAULT_RETRY", RetryPolicy(deadline_s=deadline_s))
     endpoint = EndpointProcess(free_port(), tmp_path / "endpoint.log")
     try:
         endpoint.start()
         # The text streams for 10 s, so the kill at the first audio lands while text is still coming.
         with running_server(_app(endpoint.ws_url, ANSWER, total_s=10.0)) as app:
-            events: list[dict[str, Any]] = []
-            killed_at = None
-            deltas_after_kill = 0
-            started = time.monotonic()
-            with (
-                httpx.Client(timeout=httpx.Timeout(10, read=90)) as client,
-                client.stream("POST", f"{app.base_url}/invocations", json={"prompt": "Go"}) as response,
-            ):
-                assert response.status_code == 200
-                for event in sse_events(response):
-                    events.append(event)
-                    if killed_at is not None and event["type"] == "text_delta":
-                        deltas_after_kill += 1
-                    if event["type"] == "audio_chunk" and killed_at is None:
-                        endpoint.kill()  # SIGKILL mid-answer: no close frame, the socket is reset
-                        killed_at = time.monotonic()
-                    assert time.monotonic() - started < 180, "the answer never ended"
-            assert killed_at is not None, "no audio arrived before the end of the answer"
+            events, killed_at, deltas_after_kill = _invoke_and_kill(app.base_url, endpoint, lambda: None, 300)
             ended_after_kill = time.monotonic() - killed_at
-            figures["endpoint_kill_to_agent_end_s"] = round(ended_after_kill, 2)
-            figures["endpoint_kill_text_deltas_after_kill"] = deltas_after_kill
-            kinds = [e["type"] for e in events]
-            assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
-            errors = [e for e in events if e["type"] == "error"]
-            assert len(errors) == 1, errors  # reported once, not once per unspoken sentence
-            assert errors[0]["code"] in {"connection_dropped", "connection_closed"}
-            assert_no_leak(json.dumps(errors[0]))
-            # The text still completes, every word once.
-            assert "".join(e["text"] for e in events if e["type"] == "text_delta") == ANSWER
-            sentences = [e["sentence"] for e in events if e["type"] == "sentence_complete"]
-            assert len(sentences) == len(set(sentences)) < 4
-            assert ended_after_kill < 30
-
-            # Restart the endpoint on the same port: the same app serves the next request.
-            endpoint.start()
-            with (
-                httpx.Client(timeout=httpx.Timeout(10, read=240)) as client,
-                client.stream("POST", f"{app.base_url}/invocations", json={"prompt": "Again"}) as response,
-            ):
-                assert response.status_code == 200
-                again = list(sse_events(response))
-            kinds = [e["type"] for e in again]
-            assert "error" not in kinds, again
-            assert kinds[-1] == "agent_end" and "audio_chunk" in kinds
-            assert [e["sentence"] for e in again if e["type"] == "sentence_complete"] == [0, 1, 2, 3]
+            # Nothing hangs: the app has no TTS session left and answers the next caller at once with text.
+            with httpx.Client(timeout=httpx.Timeout(10, read=300)) as client:
+                with client.stream("POST", f"{app.base_url}/invocations", json={"prompt": "Again"}) as again:
+                    assert again.status_code == 200
+                    next_events = list(sse_events(again))
     finally:
         endpoint.stop()
+    figures["stopped_kill_to_agent_end_s"] = round(ended_after_kill, 1)
+    figures["stopped_text_deltas_after_kill"] = deltas_after_kill
+    figures["stopped_retry_deadline_s"] = deadline_s
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    errors = [e for e in events if e["type"] == "error"]
+    assert len(errors) == 1, errors  # reported once, not once per unspoken sentence
+    assert errors[0]["code"] == "connection_lost" and "speech stopped" in errors[0]["message"]
+    assert_no_leak(json.dumps(errors[0]))
+    # The text still completes, every word once; no sentence is spoken twice.
+    assert "".join(e["text"] for e in events if e["type"] == "text_delta") == ANSWER
+    sentences = [e["sentence"] for e in events if e["type"] == "sentence_complete"]
+    assert len(sentences) == len(set(sentences)) < 4
+    # The next answer (endpoint still gone) gets its whole text and one error, and ends.
+    assert "".join(e["text"] for e in next_events if e["type"] == "text_delta") == ANSWER
+    assert next_events[-1]["type"] == "agent_end"
+    assert [e["code"] for e in next_events if e["type"] == "error"] in (
+        ["connection_failed"],
+        ["connect_timeout"],
+    )
+
+
+@pytest.mark.timeout(900)
+def test_reliability_faults_stalled_byte_stream_is_ridden_out(
+    reliability_endpoint: Any, figures: dict[str, Any]
+) -> None:
+    """A proxy holds the endpoint's bytes for 5 s mid-answer (a congested link), then lets them go:
+    no false timeout, no reconnect, the answer completes. The documented limit is the app's silence
+    timeout (20 s by default): a longer stall ends speech with ``silence_timeout``."""
+    from kokoro_endpoint.runner import running_server
+
+    stall_s = 5.0
+    with StallingProxy(reliability_endpoint.server.port, stall_after_bytes=20_000, stall_s=stall_s) as proxy:
+        app = _app(proxy.ws_url, ANSWER, total_s=1.0, silence_timeout=20)
+        with (
+            running_server(app) as server,
+            httpx.Client(timeout=httpx.Timeout(10, read=600)) as client,
+            client.stream("POST", f"{server.base_url}/invocations", json={"prompt": "Go"}) as response,
+        ):
+            assert response.status_code == 200
+            events = list(sse_events(response))
+        stalls, connections = proxy.stalls, proxy.connections
+    figures["stall_s"] = stall_s
+    assert stalls == 1, "the stall never happened: the answer was too short"
+    assert connections == 1, "the client reconnected instead of waiting"
+    kinds = [e["type"] for e in events]
+    assert "error" not in kinds, [e for e in events if e["type"] == "error"]
+    assert [e["sentence"] for e in events if e["type"] == "sentence_complete"] == [0, 1, 2, 3]
 
 
 def test_reliability_faults_caller_disconnects_mid_answer(reliability_endpoint: Any) -> None:
@@ -119,7 +204,7 @@ def test_reliability_faults_caller_disconnects_mid_answer(reliability_endpoint: 
                     if event["type"] == "audio_chunk":
                         break  # the caller goes away mid-answer: the connection is closed
             # The app must notice, cancel its run and close its TTS session; the endpoint ends it.
-            assert wait_for(lambda: reliability_endpoint.sessions == 0, 15), (
+            assert wait_for(lambda: reliability_endpoint.sessions == 0, 60), (
                 "the TTS session outlived the caller"
             )
             settled = engine.calls
@@ -146,7 +231,7 @@ def test_reliability_faults_leg1_client_vanishes_mid_answer(reliability_endpoint
 
     calls_before = engine.calls
     asyncio.run(run())
-    assert wait_for(lambda: reliability_endpoint.sessions == 0, 30), reliability_endpoint.sessions
+    assert wait_for(lambda: reliability_endpoint.sessions == 0, 60), reliability_endpoint.sessions
     settled = engine.calls
     time.sleep(2.0)
     assert engine.calls == settled and settled - calls_before <= 3  # pipeline_depth 2, plus the one sent

@@ -356,6 +356,8 @@ def create_forwarding_app(ws_url: str, *, secret_key: str, stats: dict[str, Any]
         secret_key: The secret the client signs with (signatures are verified; a bad one ends the
             stream with an ``InternalStreamFailure``, as a stand-in for SageMaker's rejection).
         stats: Filled with what went through (``parts_in``, ``frames_out``, ``http_version``, ...).
+            Setting ``drop_after`` = N aborts the HTTP/2 stream after N frames out (every stream, or
+            only the first with ``drop_once``); ``drops`` counts the aborts.
     """
     import websockets
 
@@ -435,6 +437,9 @@ def create_forwarding_app(ws_url: str, *, secret_key: str, stats: dict[str, Any]
                 stats["frames_out"] += 1
                 await send({"type": "http.response.body", "body": event, "more_body": True})
                 if stats.get("drop_after") is not None and stats["frames_out"] >= stats["drop_after"]:
+                    if stats.get("drop_once"):
+                        stats["drop_after"] = None  # the next stream goes through
+                    stats["drops"] = stats.get("drops", 0) + 1
                     raise ConnectionAbortedError("test: drop the stream")
         except websockets.ConnectionClosedError as exc:
             code = exc.rcvd.code if exc.rcvd is not None else 1006

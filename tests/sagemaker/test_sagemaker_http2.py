@@ -20,8 +20,9 @@ import pytest
 from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, create_forwarding_app, serve_tls
 
 from strands_voice.errors import SageMakerStreamError, TTSConnectionError
+from strands_voice.retry import NO_RETRY
 from strands_voice.sagemaker import SageMakerTransport
-from strands_voice.session import AudioChunk, RequestCompleted, RequestStarted, TTSSession
+from strands_voice.session import AudioChunk, RequestCompleted, RequestRestarted, RequestStarted, TTSSession
 
 SENTENCES = ["Hello from SageMaker.", "This is the second sentence."]
 
@@ -139,12 +140,14 @@ def test_sagemaker_http2_voice_handler_end_to_end(sagemaker_front: FakeSageMaker
     assert sagemaker_front.stats["bad_signatures"] == 0
 
 
-def test_sagemaker_http2_dropped_stream_is_a_connection_error(sagemaker_front: FakeSageMaker) -> None:
+def test_sagemaker_http2_dropped_stream_without_resume_is_connection_lost(
+    sagemaker_front: FakeSageMaker,
+) -> None:
     sagemaker_front.stats["drop_after"] = 2  # synthesis_start and one audio frame, then the stream dies
 
     async def scenario() -> None:
         transport = SageMakerTransport.from_url(sagemaker_front.url())
-        async with TTSSession(transport, silence_timeout=30.0) as session:
+        async with TTSSession(transport, silence_timeout=30.0, retry=NO_RETRY) as session:
             await session.synthesize(SENTENCES[0])
             await session.finish()
             async for _ in session:
@@ -152,7 +155,49 @@ def test_sagemaker_http2_dropped_stream_is_a_connection_error(sagemaker_front: F
 
     with pytest.raises(TTSConnectionError) as info:
         run(scenario(), timeout=60.0)
-    assert not isinstance(info.value, SageMakerStreamError)
+    assert info.value.code == "connection_lost"
+
+
+def test_sagemaker_http2_dropped_stream_is_resumed_and_the_answer_completes(
+    sagemaker_front: FakeSageMaker,
+) -> None:
+    """The REAL CRT client, a real HTTP/2 stream reset mid-audio, the real endpoint: speech resumes."""
+    # synthesis_start, sentence 0's audio and complete, sentence 1's start and first audio: then reset.
+    sagemaker_front.stats["drop_once"] = True
+
+    async def scenario() -> tuple[list[Any], list[str], int]:
+        transport = SageMakerTransport.from_url(sagemaker_front.url())
+        async with TTSSession(transport, silence_timeout=60.0) as session:
+            rids = [await session.synthesize(text) for text in SENTENCES]
+            await session.finish()
+            events: list[Any] = []
+            async for event in session:
+                events.append(event)
+                if isinstance(event, AudioChunk) and event.request_id == rids[1]:
+                    if sagemaker_front.stats.get("drops", 0) == 0:
+                        # Drop at the very next frame out: mid sentence 1's audio.
+                        sagemaker_front.stats["drop_after"] = sagemaker_front.stats["frames_out"] + 1
+            return events, rids, session.reconnects
+
+    events, (r0, r1), reconnects = run(scenario(), timeout=240.0)
+    assert sagemaker_front.stats["drops"] == 1 and reconnects == 1
+    restarted = [e for e in events if isinstance(e, RequestRestarted)]
+    completes = [e for e in events if isinstance(e, RequestCompleted)]
+    assert [e.request_id for e in completes] == [r0, r1]
+    # Sentence 0 completed before the drop: its audio arrived once. Sentence 1 was replayed whole.
+    assert [e.request_id for e in restarted] == [r1] and restarted[0].dropped_bytes > 0
+    cut = events.index(restarted[0])
+    for completed in completes:
+        audio = b"".join(
+            e.data
+            for e in events[cut if completed.request_id == r1 else 0 :]
+            if isinstance(e, AudioChunk) and e.request_id == completed.request_id
+        )
+        assert len(audio) == completed.audio_bytes > 0
+    sent = [json.loads(p.data) for p in sagemaker_front.stats["parts_in"]]
+    synthesized = [m["request_id"] for m in sent if m["type"] == "synthesize"]
+    assert synthesized == [r0, r1, f"{r1}~1"]
+    assert sagemaker_front.stats["bad_signatures"] == 0
 
 
 @pytest.fixture
@@ -181,7 +226,7 @@ def test_sagemaker_http2_container_refusal_is_typed(
         error = run(scenario(), timeout=60.0)
     finally:
         front_iter.close()
-    assert error.error_type == "ModelError"
-    assert error.code == "ModelError"
+    assert error.error_type == "ModelError" and error.sagemaker_code == "ModelError"
+    assert error.code == "connection_failed" and not error.retryable
     assert "502" in error.message
     assert threading.active_count() < 50

@@ -196,7 +196,7 @@ def test_sagemaker_partial_parts_are_joined(aws_env: None) -> None:
         ("ModelStreamError", "ModelStreamError.ContainerClosed", "ModelStreamError.ContainerClosed"),
         ("ModelStreamError", None, "ModelStreamError"),
         ("InternalStreamFailure", None, "InternalStreamFailure"),
-    ],
+    ],  # expected: SageMaker's own code; the agent-side code is connection_lost (retryable) for all
 )
 def test_sagemaker_stream_errors_are_typed(
     aws_env: None, kind: str, error_code: str | None, expected_code: str
@@ -224,29 +224,52 @@ def test_sagemaker_stream_errors_are_typed(
 
     frames, error, send_error = run(scenario())
     assert frames == [START]
-    assert error.code == expected_code
+    assert error.sagemaker_code == expected_code
+    assert error.code == "connection_lost" and error.retryable  # the session resumes it like a drop
     assert error.error_type == kind
-    assert isinstance(error, TTSConnectionError)  # the session treats it as a drop
+    assert isinstance(error, TTSConnectionError)
     assert "arn:aws" not in error.message and "arn:aws" in error.sagemaker_message
     assert send_error.code == "connection_lost"
 
 
 @pytest.mark.parametrize(
-    ("status", "error_type", "body", "expected_code"),
+    ("status", "error_type", "body", "expected_code", "code"),
     [
         (
             424,
             "ModelError",
             {"Message": "upgrade refused", "OriginalStatusCode": 404, "ErrorCode": "ModelError.WS"},
             "ModelError.WS",
+            "connection_failed",
         ),
-        (400, "ValidationError", {"Message": "Endpoint kokoro-tts not found."}, "ValidationError"),
-        (503, "ServiceUnavailableError", {"Message": "try later"}, "ServiceUnavailableError"),
-        (403, "AccessDeniedException", {"Message": "not authorized"}, "AccessDeniedException"),
+        (
+            424,
+            "ModelError",
+            {"Message": "at capacity", "OriginalStatusCode": 503, "ErrorCode": "ModelError.WS"},
+            "ModelError.WS",
+            "busy",
+        ),
+        (
+            400,
+            "ValidationError",
+            {"Message": "Endpoint kokoro-tts not found."},
+            "ValidationError",
+            "connection_failed",
+        ),
+        (503, "ServiceUnavailableError", {"Message": "try later"}, "ServiceUnavailableError", "busy"),
+        (400, "ThrottlingException", {"Message": "slow down"}, "ThrottlingException", "busy"),
+        (429, "TooManyRequestsException", {"Message": "slow down"}, "TooManyRequestsException", "busy"),
+        (
+            403,
+            "AccessDeniedException",
+            {"Message": "not authorized"},
+            "AccessDeniedException",
+            "connection_failed",
+        ),
     ],
 )
 def test_sagemaker_refused_stream_raises_at_connect(
-    aws_env: None, status: int, error_type: str, body: dict[str, Any], expected_code: str
+    aws_env: None, status: int, error_type: str, body: dict[str, Any], expected_code: str, code: str
 ) -> None:
     fake = InProcessSageMaker(status=status, error_type=error_type, error_body=body)
 
@@ -258,7 +281,8 @@ def test_sagemaker_refused_stream_raises_at_connect(
         return info.value
 
     error = run(scenario())
-    assert error.code == expected_code
+    assert error.sagemaker_code == expected_code
+    assert error.code == code and error.retryable == (code == "busy")  # throttling retried, refusals not
     assert error.error_type == (error_type if status != 424 else "ModelError")
     assert body["Message"] not in error.message
     assert fake.closed
@@ -358,7 +382,7 @@ def test_sagemaker_missing_credentials_fail_before_any_call(no_aws: None) -> Non
         return info.value
 
     error = run(scenario())
-    assert error.code == "missing_credentials"
+    assert error.code == "connection_failed" and not error.retryable
     assert "AWS_ACCESS_KEY_ID" in error.message
     assert fake.requests == []
 
@@ -377,7 +401,7 @@ def test_sagemaker_missing_region_fails_before_any_call(
         return info.value
 
     error = run(scenario())
-    assert error.code == "missing_region"
+    assert error.code == "connection_failed" and not error.retryable
     assert "?region=" in error.message
     assert fake.requests == []
 

@@ -18,7 +18,7 @@ SHORT_TEXT = (
 
 
 class RecordingTransport:
-    """Wraps a real transport and records what the client sent (and can drop the connection on cue)."""
+    """Wraps a real transport and records what the client sent (and can drop the connection once, on cue)."""
 
     def __init__(self, inner: FrameTransport, *, drop_after_completes: int | None = None) -> None:
         self.inner = inner
@@ -38,7 +38,7 @@ class RecordingTransport:
         frame = await self.inner.receive()
         if isinstance(frame, str) and '"synthesis_complete"' in frame:
             self._completes += 1
-            if self.drop_after_completes is not None and self._completes >= self.drop_after_completes:
+            if self.drop_after_completes is not None and self._completes == self.drop_after_completes:
                 # Cut the TCP connection under the WebSocket: the next receive sees a dropped connection.
                 self.inner._connection.transport.abort()  # type: ignore[attr-defined]
         return frame

@@ -11,6 +11,7 @@ import asyncio
 import base64
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -144,10 +145,10 @@ def test_voice_consumer_that_stops_reading_then_closes_ends_the_run() -> None:
         async for event in stream:
             if event["type"] == "audio_chunk":
                 break
-        # The consumer stops reading: the run fills its queue and waits, pulling nothing more.
+        # The consumer stops reading: the run fills its queue and waits, pulling nothing more. Wait until
+        # the pulling has stopped (however slow the machine), then check it stays stopped.
+        pulled_while_stalled = await _settled(lambda: endpoint.delivered)
         await asyncio.sleep(0.5)
-        pulled_while_stalled = endpoint.delivered
-        await asyncio.sleep(0.3)
         assert endpoint.delivered == pulled_while_stalled, "audio kept being pulled for a stalled reader"
         # Closing while the queue is full (both tasks waiting for room) must not hang.
         async with asyncio.timeout(10):
@@ -158,3 +159,15 @@ def test_voice_consumer_that_stops_reading_then_closes_ends_the_run() -> None:
     pulled = asyncio.run(asyncio.wait_for(main(), 50))
     assert pulled <= MAX_EVENTS + 3, pulled
     assert endpoint.closed
+
+
+async def _settled(read: Callable[[], int], quiet_s: float = 0.5, limit_s: float = 60.0) -> int:
+    """Wait until ``read()`` has not changed for ``quiet_s``; return its value."""
+    deadline = asyncio.get_running_loop().time() + limit_s
+    value = read()
+    while True:
+        await asyncio.sleep(quiet_s)
+        if read() == value:
+            return value
+        assert asyncio.get_running_loop().time() < deadline, "the value never settled"
+        value = read()

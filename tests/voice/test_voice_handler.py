@@ -13,9 +13,10 @@ from strands import Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler, PrintingCallbackHandler
 
 from strands_voice.audio import BYTES_PER_SECOND
+from strands_voice.chunker import clean_for_speech
 from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
-from strands_voice.modes import VoiceOptions
 from strands_voice.scripted import ScriptedModel
+from strands_voice.speaker import VoiceOptions
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -201,4 +202,48 @@ def test_per_request_options_type() -> None:
     voice.set_request_options(format="mp3")
     assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0, format="mp3")
     assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0)  # next request only
+    assert voice._resolve({"mode": "batch"}) == VoiceOptions(voice="a", speed=1.0, mode="batch")
     voice.close()
+
+
+def test_mode_per_request_through_the_handler(endpoint_server: Any, short_text: str, recording: Any) -> None:
+    """One handler (default ``bidi``), three requests: ``batch`` from ``invocation_state``, the default,
+    then ``batch`` from :meth:`set_request_options`; and ``stream()`` overriding a ``batch`` handler."""
+    factory = recording(endpoint_server.ws_url)
+    recorder = EventRecorder()
+    voice = VoiceCallbackHandler(transport_factory=factory, on_event=recorder, silence_timeout=SILENCE_S)
+    agent = Agent(
+        model=ScriptedModel(text=short_text, first_sentence_s=0.1, total_s=1.0), callback_handler=voice
+    )
+    agent("Tell me.", invocation_state={VOICE_OPTIONS_KEY: {"mode": "batch"}})
+    assert voice.wait(timeout=200)
+    agent("Tell me.")
+    assert voice.wait(timeout=200)
+    voice.set_request_options(mode="batch")
+    agent("Tell me.")
+    assert voice.wait(timeout=200)
+    voice.close()
+    batch, bidi, batch_again = (transport.synthesized for transport in factory.made)
+    assert batch == batch_again == [clean_for_speech(short_text)], "batch: the whole text, one request"
+    assert len(bidi) == 3 and " ".join(bidi) == clean_for_speech(short_text), "bidi: chunk by chunk"
+    assert "error" not in [e["type"] for _, e in recorder.events]
+
+    # The Leg 3 form: a handler whose default is batch, asked for bidi by one request.
+    factory = recording(endpoint_server.ws_url)
+    voice = VoiceCallbackHandler(transport_factory=factory, mode="batch", silence_timeout=SILENCE_S)
+    agent = Agent(
+        model=ScriptedModel(text=short_text, first_sentence_s=0.1, total_s=1.0), callback_handler=voice
+    )
+
+    async def main() -> list[dict[str, Any]]:
+        state = {VOICE_OPTIONS_KEY: VoiceOptions(mode="bidi")}
+        return [event async for event in voice.stream(agent, "Tell me.", invocation_state=state)]
+
+    events = asyncio.run(asyncio.wait_for(main(), 200))
+    voice.close()
+    assert events[0]["type"] == "agent_start" and events[0]["mode"] == "bidi"
+    assert events[-1]["type"] == "agent_end" and "error" not in [e["type"] for e in events]
+    (transport,) = factory.made
+    assert len(transport.synthesized) == 3
+    with pytest.raises(ValueError, match="unknown mode"):
+        VoiceOptions(mode="stream")  # type: ignore[arg-type]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import threading
 import time
@@ -11,17 +12,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any
 
 import pytest
+from fake_clock import FakeTime
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
 
 from strands_voice.connect import transport_from_url
-from strands_voice.errors import TTSConnectionError, TTSTimeoutError
+from strands_voice.errors import AGENT_ERROR_CODES, TTSConnectionError, TTSTimeoutError
+from strands_voice.retry import NO_RETRY, RetryPolicy
 from strands_voice.session import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
     RequestFailed,
+    RequestRestarted,
     RequestStarted,
     SessionEvent,
     TTSSession,
@@ -82,6 +88,18 @@ async def answer(ws: ServerConnection, rid: str, pieces: list[bytes]) -> None:
     for piece in pieces:
         await ws.send(piece)
     await ws.send(complete(rid, sum(map(len, pieces))))
+
+
+async def cut(ws: ServerConnection, how: str) -> None:
+    """End the connection under a session the way ``how`` says."""
+    if how == "abort":
+        ws.transport.abort()  # a TCP reset: no close frame
+    elif how == "close_1011":
+        await ws.close(1011, "internal error")
+    elif how == "close_1001":
+        await ws.close(1001, "going away")  # a server shutting down: a normal close
+    else:
+        await ws.close()  # a normal close while audio is still owed is a drop too
 
 
 async def collect(session: TTSSession) -> list[SessionEvent]:
@@ -182,10 +200,12 @@ def test_connect_timeout() -> None:
         try:
             session = TTSSession(WebSocketTransport(f"ws://127.0.0.1:{port}/x"), connect_timeout=0.3)
             began = time.monotonic()
-            with pytest.raises(TTSTimeoutError) as caught:
-                await session.open()
+            # A hang would run into the guard; the timeout fires long before it (0.3 s of 30 s).
+            async with asyncio.timeout(30):
+                with pytest.raises(TTSTimeoutError) as caught:
+                    await session.open()
             assert caught.value.code == "connect_timeout"
-            assert time.monotonic() - began < 2.0
+            assert time.monotonic() - began > 0.25  # not before its own timeout
             assert accepted, "the client never reached the server"
         finally:
             for writer in accepted:
@@ -224,11 +244,12 @@ def test_silence_timeout_while_audio_is_owed() -> None:
                 rid = await session.synthesize("Hello.")
                 events: list[SessionEvent] = []
                 began = time.monotonic()
-                with pytest.raises(TTSTimeoutError) as caught:
-                    async for event in session:
-                        events.append(event)
+                async with asyncio.timeout(30):  # a guard against a hang, not a speed limit
+                    with pytest.raises(TTSTimeoutError) as caught:
+                        async for event in session:
+                            events.append(event)
                 assert caught.value.code == "silence_timeout" and caught.value.request_id == rid
-                assert 0.3 < time.monotonic() - began < 2.0
+                assert time.monotonic() - began > 0.3  # not before the silence it counts
                 assert events == [RequestStarted(rid, "pcm16", 24000, 1), AudioChunk(rid, b"\x00" * 96)]
 
     run(main())
@@ -283,30 +304,28 @@ def test_a_slow_reader_is_not_mistaken_for_a_silent_endpoint() -> None:
 
 
 @pytest.mark.parametrize("how", ["abort", "close_1011", "close_1000"])
-def test_dropped_connection_is_typed(how: str) -> None:
+def test_dropped_connection_is_typed_when_resume_is_off(how: str) -> None:
     async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
         first = await recv_json(ws, received)
         await ws.send(start(first["request_id"]))
         await ws.send(b"\x01" * 96)
-        if how == "abort":
-            ws.transport.abort()
-        elif how == "close_1011":
-            await ws.close(1011, "internal error")
-        else:
-            await ws.close()  # a normal close while audio is still owed is a drop too
+        await cut(ws, how)
 
     async def main() -> None:
         async with fake_server(handler) as (url, _):
-            async with TTSSession(WebSocketTransport(url), silence_timeout=10) as session:
+            # The drop is noticed from the connection itself: the silence timeout (a TTSTimeoutError, not
+            # a TTSConnectionError) is far away, and the guard only stops a hang.
+            async with TTSSession(WebSocketTransport(url), silence_timeout=300, retry=NO_RETRY) as session:
                 rid = await session.synthesize("Hello.")
                 events: list[SessionEvent] = []
-                began = time.monotonic()
-                with pytest.raises(TTSConnectionError) as caught:
-                    async for event in session:
-                        events.append(event)
-                assert time.monotonic() - began < 5.0
+                async with asyncio.timeout(60):
+                    with pytest.raises(TTSConnectionError) as caught:
+                        async for event in session:
+                            events.append(event)
+                # Nothing replays the cut request: no RequestRestarted, the error ends the iteration.
                 assert events[-1] == AudioChunk(rid, b"\x01" * 96)
-                assert caught.value.code in {"connection_dropped", "connection_closed"}
+                assert caught.value.code == "connection_lost" and caught.value.request_id == rid
+                assert caught.value.code in AGENT_ERROR_CODES and not caught.value.retryable
                 with pytest.raises(TTSConnectionError):
                     await session.synthesize("After the drop.")
 
@@ -373,18 +392,18 @@ def test_close_is_prompt_idempotent_and_ends_the_connection() -> None:
 
     async def main() -> None:
         async with fake_server(handler) as (url, _):
-            session = TTSSession(WebSocketTransport(url), silence_timeout=30)
+            session = TTSSession(WebSocketTransport(url), silence_timeout=300)
             await session.open()
             await session.synthesize("Hello.")
             receiver = asyncio.create_task(collect(session))
             await asyncio.sleep(0.1)
-            began = time.monotonic()
-            await session.close()
-            await session.close()
-            assert time.monotonic() - began < 3.0
+            # close() does not wait for the owed audio (nor for the 300 s silence timeout).
+            async with asyncio.timeout(60):
+                await session.close()
+                await session.close()
             with pytest.raises(TTSConnectionError):
                 await receiver
-            async with asyncio.timeout(3):
+            async with asyncio.timeout(30):
                 await closed.wait()
             assert not session.is_open
             with pytest.raises(TTSConnectionError):
@@ -445,3 +464,414 @@ def test_close_leaves_no_websocket_task_behind(who_closes: str) -> None:
         finally:
             server.shutdown()
             thread.join(timeout=5)
+
+
+# ---- resume and retry ---------------------------------------------------------------------------------
+
+
+@contextlib.asynccontextmanager
+async def scripted_server(
+    handlers: list[Handler], *, refuse_first: int | None = None
+) -> AsyncIterator[tuple[str, list[list[dict[str, Any]]]]]:
+    """A server whose n-th connection runs ``handlers[n]``; yields (url, messages per connection).
+
+    ``refuse_first`` answers the first handshake with that HTTP status instead.
+    """
+    received: list[list[dict[str, Any]]] = []
+    handshakes = 0
+
+    def process_request(connection: ServerConnection, request: Any) -> Any:
+        nonlocal handshakes
+        handshakes += 1
+        if refuse_first is not None and handshakes == 1:
+            return connection.respond(refuse_first, "try again later\n")
+        return None
+
+    async def handle(ws: ServerConnection) -> None:
+        index = len(received)
+        received.append([])
+        assert index < len(handlers), "more connections than the script has"
+        await handlers[index](ws, received[index])
+
+    async with serve(handle, "127.0.0.1", 0, process_request=process_request) as server:
+        port = server.sockets[0].getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/invocations-bidirectional-stream", received
+
+
+async def drain_client(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+    """Record what the client still sends until it goes."""
+    with contextlib.suppress(Exception):
+        while True:
+            await recv_json(ws, received)
+
+
+def answers(*audio: list[bytes]) -> Handler:
+    """A connection that reads one request per entry, answers each with its pieces, then listens."""
+
+    async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        ids = [(await recv_json(ws, received))["request_id"] for _ in audio]
+        for rid, pieces in zip(ids, audio, strict=True):
+            await answer(ws, rid, pieces)
+        await drain_client(ws, received)
+
+    return handler
+
+
+def resumable(url: str, fake: FakeTime, **options: Any) -> TTSSession:
+    """A session to ``url`` whose retries run on ``fake``'s clock."""
+    return TTSSession(WebSocketTransport(url), silence_timeout=10, retry=fake.policy(), **options)
+
+
+async def until(predicate: Callable[[], bool], limit_s: float = 10.0) -> None:
+    """Wait (bounded) until ``predicate()`` holds."""
+    async with asyncio.timeout(limit_s):
+        for _ in itertools.count():
+            if predicate():
+                return
+            await asyncio.sleep(0.01)
+
+
+def wire(received: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
+    return [(m["type"], m.get("request_id")) for m in received]
+
+
+@pytest.mark.parametrize("how", ["abort", "close_1011", "close_1001"])
+def test_resume_replays_every_unfinished_request_and_no_completed_byte(how: str) -> None:
+    """Three requests; the first completes, the second is cut mid-audio, the third never started."""
+
+    async def first(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        ids = [(await recv_json(ws, received))["request_id"] for _ in range(3)]
+        await answer(ws, ids[0], [b"\x01" * 96])
+        await ws.send(start(ids[1]))
+        await ws.send(b"\x02" * 48)
+        await cut(ws, how)
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([first, answers([b"\x02" * 48, b"\x03" * 48], [b"\x04" * 96])]) as (
+            url,
+            received,
+        ):
+            async with resumable(url, fake) as session:
+                rids = [await session.synthesize(f"Sentence {n}.") for n in range(3)]
+                events: list[SessionEvent] = []
+                async for event in session:
+                    events.append(event)
+                    if isinstance(event, RequestCompleted) and event.request_id == rids[2]:
+                        await session.finish()
+                assert session.reconnects == 1
+        r0, r1, r2 = rids
+        assert events == [
+            RequestStarted(r0, "pcm16", 24000, 1),
+            AudioChunk(r0, b"\x01" * 96),
+            RequestCompleted(r0, 96, 0.002, 0.01),
+            RequestStarted(r1, "pcm16", 24000, 1),
+            AudioChunk(r1, b"\x02" * 48),
+            RequestRestarted(r1, 48),  # the partial audio is void: the request comes again, whole
+            RequestStarted(r1, "pcm16", 24000, 1),
+            AudioChunk(r1, b"\x02" * 48),
+            AudioChunk(r1, b"\x03" * 48),
+            RequestCompleted(r1, 96, 0.002, 0.01),
+            RequestStarted(r2, "pcm16", 24000, 1),
+            AudioChunk(r2, b"\x04" * 96),
+            RequestCompleted(r2, 96, 0.002, 0.01),
+        ]
+        # The completed request is never sent again; the others are, in order, under fresh wire ids.
+        assert wire(received[0]) == [("synthesize", r0), ("synthesize", r1), ("synthesize", r2)]
+        assert wire(received[1])[:2] == [("synthesize", f"{r1}~1"), ("synthesize", f"{r2}~1")]
+        assert [m["text"] for m in received[1][:2]] == ["Sentence 1.", "Sentence 2."]
+        assert fake.sleeps == [0.25 * 0.75]  # one backoff: the first delay, jittered by random() = 0.5
+
+    run(main())
+
+
+def test_requests_sent_while_the_connection_is_down_go_out_in_order_after_it() -> None:
+    """Requests made during an outage wait; ``finish`` during it is re-sent after the replay."""
+
+    async def first(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        await recv_json(ws, received)
+        ws.transport.abort()
+
+    async def main() -> None:
+        fake = FakeTime()
+        gate = asyncio.Event()
+
+        async def slow_sleep(seconds: float) -> None:
+            await gate.wait()  # the outage lasts until the test has sent more
+            await fake.sleep(seconds)
+
+        policy = RetryPolicy(clock=fake.clock, sleep=slow_sleep, random=lambda: 0.5)
+        async with scripted_server([first, answers([b"\x05" * 48], [b"\x05" * 48])]) as (
+            url,
+            received,
+        ):
+            async with TTSSession(WebSocketTransport(url), silence_timeout=10, retry=policy) as session:
+                r0 = await session.synthesize("Zero.")
+                receiver = asyncio.create_task(collect(session))
+                await until(lambda: not session.is_connected)  # the drop was seen
+                r1 = await session.synthesize("One.")
+                await session.finish()
+                gate.set()
+                events = await receiver
+        assert wire(received[1]) == [("synthesize", f"{r0}~1"), ("synthesize", r1), ("close", None)]
+        assert [e.request_id for e in events if isinstance(e, RequestCompleted)] == [r0, r1]
+
+    run(main())
+
+
+def test_endpoint_at_capacity_close_1013_is_retried() -> None:
+    async def refuse(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        # What the endpoint does at capacity: a `busy` error naming no request, then close 1013.
+        await ws.send(json.dumps({"type": "error", "code": "busy", "message": "At capacity."}))
+        await ws.close(1013, "try again later")
+
+    serve_it = answers([b"\x06" * 48])
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([refuse, refuse, serve_it]) as (url, received):
+            async with resumable(url, fake) as session:
+                rid = await session.synthesize("Hello.")
+                await session.finish()
+                events = await collect(session)
+        assert not any(isinstance(e, RequestFailed) for e in events), events
+        assert events[-1] == RequestCompleted(rid, 48, 0.001, 0.01)
+        assert fake.sleeps == [0.25 * 0.75, 0.5 * 0.75]  # exponential: 0.25 s, 0.5 s (jittered)
+        assert len(received) == 3
+
+    run(main())
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_busy_handshake_is_retried_at_open(status: int) -> None:
+    serve_it = answers([b"\x07" * 48])
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([serve_it], refuse_first=status) as (url, _received):
+            async with resumable(url, fake) as session:
+                rid = await session.synthesize("Hello.")
+                await session.finish()
+                events = await collect(session)
+        assert events[-1] == RequestCompleted(rid, 48, 0.001, 0.01)
+        assert len(fake.sleeps) == 1
+
+    run(main())
+
+
+def test_refused_upgrade_is_not_retried() -> None:
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([], refuse_first=404) as (url, _):
+            with pytest.raises(TTSConnectionError) as caught:
+                await TTSSession(WebSocketTransport(url), retry=fake.policy()).open()
+        assert caught.value.code == "connection_failed" and not caught.value.retryable
+        assert fake.sleeps == []
+
+    run(main())
+
+
+@pytest.mark.parametrize("code", ["invalid_request", "text_too_long", "unknown_voice", "internal"])
+def test_invalid_requests_are_never_retried(code: str) -> None:
+    async def handler(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        message = await recv_json(ws, received)
+        await ws.send(
+            json.dumps({"type": "error", "request_id": message["request_id"], "code": code, "message": "No."})
+        )
+        await drain_client(ws, received)
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([handler]) as (url, received):
+            async with resumable(url, fake) as session:
+                rid = await session.synthesize("Hello.")
+                await session.finish()
+                events = await collect(session)
+        assert events == [RequestFailed(rid, code, "No.")]
+        assert wire(received[0]) == [("synthesize", rid), ("close", None)]
+        assert fake.sleeps == []
+
+    run(main())
+
+
+def test_busy_answer_to_one_request_is_retried_in_order() -> None:
+    """``busy`` for r0 (r1 and ``close`` already sent): both go again, in order, on a new connection."""
+
+    async def refuse(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        r0 = (await recv_json(ws, received))["request_id"]
+        await ws.send(json.dumps({"type": "error", "request_id": r0, "code": "busy", "message": "Full."}))
+        await drain_client(ws, received)
+
+    serve_it = answers([b"\x08" * 48], [b"\x09" * 48])
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([refuse, serve_it]) as (url, received):
+            async with resumable(url, fake) as session:
+                r0 = await session.synthesize("Zero.")
+                r1 = await session.synthesize("One.")
+                await session.finish()
+                events = await collect(session)
+        assert [e for e in events if not isinstance(e, RequestStarted)] == [
+            AudioChunk(r0, b"\x08" * 48),
+            RequestCompleted(r0, 48, 0.001, 0.01),
+            AudioChunk(r1, b"\x09" * 48),
+            RequestCompleted(r1, 48, 0.001, 0.01),
+        ]
+        assert wire(received[0]) == [("synthesize", r0), ("synthesize", r1), ("close", None)]
+        assert wire(received[1]) == [("synthesize", f"{r0}~1"), ("synthesize", f"{r1}~1"), ("close", None)]
+        assert len(fake.sleeps) == 1
+
+    run(main())
+
+
+def test_resume_gives_up_after_the_deadline_with_one_error() -> None:
+    """The endpoint is gone for good: attempts stop at the deadline and ONE error ends the iteration."""
+
+    async def main() -> None:
+        fake = FakeTime()
+
+        async def vanish(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+            await recv_json(ws, received)
+            await ws.send(start(received[0]["request_id"]))
+            server_gone.set()
+            ws.transport.abort()
+
+        server_gone = asyncio.Event()
+        async with scripted_server([vanish]) as (url, _):
+            session = TTSSession(
+                WebSocketTransport(url), silence_timeout=10, retry=fake.policy(deadline_s=20)
+            )
+            await session.open()
+            rid = await session.synthesize("Hello.")
+            await server_gone.wait()
+        # The server is closed now: every reconnect is refused.
+        events: list[SessionEvent] = []
+        with pytest.raises(TTSConnectionError) as caught:
+            async for event in session:
+                events.append(event)
+        await session.close()
+        assert caught.value.code == "connection_lost" and caught.value.request_id == rid
+        assert "speech stopped" in caught.value.message
+        assert events == [RequestStarted(rid, "pcm16", 24000, 1)]
+        # 0.25, 0.5, 1, 2, 4, 5, 5, 5 (x0.75) = 17.1 s; the next 3.75 s would end past the 20 s deadline.
+        assert fake.sleeps == [d * 0.75 for d in (0.25, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0)]
+
+    run(main())
+
+
+def test_retry_policy_schedule() -> None:
+    draws = iter([0.0, 0.999, 0.5, 0.5])
+    policy = RetryPolicy(initial_delay_s=1.0, max_delay_s=3.0, jitter=0.5, random=lambda: next(draws))
+    assert [policy.delay(n) for n in range(4)] == [0.5, pytest.approx(1.999), 3.0 * 0.75, 3.0 * 0.75]
+    assert not NO_RETRY.enabled and RetryPolicy().enabled
+    with pytest.raises(ValueError):
+        RetryPolicy(initial_delay_s=2.0, max_delay_s=1.0)
+
+
+def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None:
+    """A quiet session sends ``keepalive``s; an idle close is resumed only when a request comes."""
+    got_keepalives = asyncio.Event()
+
+    async def idle(ws: ServerConnection, received: list[dict[str, Any]]) -> None:
+        while sum(m["type"] == "keepalive" for m in received) < 2:
+            await recv_json(ws, received)
+        got_keepalives.set()
+        await ws.close(1000, "idle timeout")  # what the endpoint does after its idle timeout
+
+    serve_it = answers([b"\x0a" * 48])
+
+    async def main() -> None:
+        fake = FakeTime()
+        async with scripted_server([idle, serve_it]) as (url, received):
+            session = TTSSession(WebSocketTransport(url), keepalive_s=0.05, retry=fake.policy())
+            await session.open()
+            receiver = asyncio.create_task(collect(session))
+            await got_keepalives.wait()
+            await until(lambda: not session.is_connected)
+            assert len(received) == 1, "reconnected with nothing to send"
+            rid = await session.synthesize("Later.")
+            await session.finish()
+            events = await receiver
+            await session.close()
+        assert events[-1] == RequestCompleted(rid, 48, 0.001, 0.01)
+        assert wire(received[1]) == [("synthesize", rid), ("close", None)]
+
+    run(main())
+
+
+class FlakyEndpoint:
+    """An in-memory Leg 1 endpoint (a FrameTransport) whose n-th connection drops after ``drops[n]``
+    frames; connections past the plan never drop. Answers in order, each text with its own audio."""
+
+    def __init__(self, audio: dict[str, list[bytes]], drops: list[int]) -> None:
+        self.audio = audio
+        self.drops = drops
+        self.connections = 0
+        self._frames: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+        self._budget: int | None = None
+
+    async def connect(self) -> None:
+        self._frames = asyncio.Queue()
+        self._budget = self.drops[self.connections] if self.connections < len(self.drops) else None
+        self.connections += 1
+
+    async def send(self, message: str) -> None:
+        decoded = json.loads(message)
+        if decoded["type"] == "synthesize":
+            rid, pieces = decoded["request_id"], self.audio[decoded["text"]]
+            for frame in [start(rid), *pieces, complete(rid, sum(map(len, pieces)))]:
+                self._frames.put_nowait(frame)
+        elif decoded["type"] == "close":
+            self._frames.put_nowait(None)
+
+    async def receive(self) -> str | bytes:
+        if self._budget is not None:
+            if self._budget == 0:
+                raise TTSConnectionError("connection_lost", "dropped", retryable=True)
+            self._budget -= 1
+        frame = await self._frames.get()
+        if frame is None:
+            raise EOFError
+        return frame
+
+    async def close(self) -> None:
+        return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    requests=st.integers(min_value=1, max_value=4),
+    drops=st.lists(st.integers(min_value=0, max_value=14), max_size=4),
+)
+@example(requests=2, drops=[3, 0, 2])  # a drop right at a reconnect, then mid-audio again
+def test_resume_property_every_request_once_whole_no_completed_byte_repeated(
+    requests: int, drops: list[int]
+) -> None:
+    texts = [f"Text {n}." for n in range(requests)]
+    audio = {text: [bytes([n + 1]) * (4 + k) for k in range(3)] for n, text in enumerate(texts)}
+
+    async def main() -> tuple[list[str], list[SessionEvent]]:
+        endpoint = FlakyEndpoint(audio, drops)
+        async with TTSSession(endpoint, silence_timeout=10, retry=FakeTime().policy()) as session:
+            rids = [await session.synthesize(text) for text in texts]
+            await session.finish()
+            return rids, await collect(session)
+
+    rids, events = run(main())
+    assert [e.request_id for e in events if isinstance(e, RequestCompleted)] == rids
+    for rid, text in zip(rids, texts, strict=True):
+        mine = [e for e in events if e.request_id == rid]
+        completed = next(i for i, e in enumerate(mine) if isinstance(e, RequestCompleted))
+        assert completed == len(mine) - 1, "events for a request after its completion"
+        restarts = [i for i, e in enumerate(mine) if isinstance(e, RequestRestarted)]
+        last = restarts[-1] + 1 if restarts else 0
+        # After its last restart the request is answered whole, once.
+        assert b"".join(e.data for e in mine[last:] if isinstance(e, AudioChunk)) == b"".join(audio[text])
+        # Each restart voids exactly the bytes given since the attempt before it began.
+        begin = 0
+        for index in restarts:
+            given = sum(len(e.data) for e in mine[begin:index] if isinstance(e, AudioChunk))
+            restarted = mine[index]
+            assert isinstance(restarted, RequestRestarted) and restarted.dropped_bytes == given
+            begin = index + 1

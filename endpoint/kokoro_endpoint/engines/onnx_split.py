@@ -12,30 +12,29 @@ gives:
   window of frames decoded on its own continues the phase of the frames before it.
 
 Run on the whole segment, encoder + decoder give exactly the original graph's audio. The two files are
-written to ``$KOKORO_ENDPOINT_CACHE`` (default ``~/.cache/kokoro_endpoint``) under the source model's
-sha256, so a changed model gets new ones; when anything fails the engine keeps the original graph.
+written to the endpoint's cache folder (``onnx_graph.cache_dir``: ``$KOKORO_ENDPOINT_CACHE``, default
+``~/.cache/kokoro_endpoint``) under the source model's sha256, so a changed model gets new ones; when
+anything fails the engine keeps the original graph, made to output the durations (``onnx_graph``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, cache_dir, sha256_of
+
 __all__ = [
     "ASR",
     "CUMSUM",
-    "DURATIONS",
     "ENERGY",
     "F0",
     "PHASE_OFFSET",
     "SplitModel",
-    "cache_root",
     "split_model",
 ]
 
@@ -47,8 +46,6 @@ ASR: Final = "/encoder/MatMul_1_output_0"
 F0: Final = "/encoder/Reshape_output_0"
 #: The energy curve (1, 2 * frames).
 ENERGY: Final = "/encoder/Reshape_1_output_0"
-#: Frames per token, including the two pads (1, tokens + 2).
-DURATIONS: Final = "/encoder/Clip_output_0"
 #: The harmonic source's running phase in cycles, at the F0 curve's rate (1, 2 * frames, 9 harmonics).
 CUMSUM: Final = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 #: The decoder's extra input: added to the running phase (1, 1, 9).
@@ -65,26 +62,12 @@ class SplitModel:
     decoder: Path
 
 
-def cache_root() -> Path:
-    """``$KOKORO_ENDPOINT_CACHE``, else ``~/.cache/kokoro_endpoint``."""
-    configured = os.environ.get("KOKORO_ENDPOINT_CACHE")
-    return Path(configured) if configured else Path.home() / ".cache" / "kokoro_endpoint"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def split_model(source: Path, cache: Path | None = None) -> SplitModel:
     """The encoder and decoder graphs of ``source``, built on first use and cached.
 
     Args:
         source: The Kokoro ONNX model.
-        cache: Where to keep the split graphs; :func:`cache_root` when None.
+        cache: Where to keep the split graphs; ``onnx_graph.cache_dir()`` when None.
 
     Returns:
         Paths of the two graphs.
@@ -93,7 +76,7 @@ def split_model(source: Path, cache: Path | None = None) -> SplitModel:
         Exception: the graph could not be split (``onnx`` missing, an unexpected graph); the caller
             falls back to the original graph.
     """
-    folder = (cache or cache_root()) / f"split-v{_LAYOUT_VERSION}-{_sha256(source)[:16]}"
+    folder = (cache or cache_dir()) / f"split-v{_LAYOUT_VERSION}-{sha256_of(source)[:16]}"
     split = SplitModel(folder / "encoder.onnx", folder / "decoder.onnx")
     if split.encoder.is_file() and split.decoder.is_file():
         return split
@@ -118,7 +101,9 @@ def _build(source: Path, folder: Path) -> None:
 
     model = onnx.load(str(source))
     extractor = onnx.utils.Extractor(model)
-    encoder = extractor.extract_model(["tokens", "style", "speed"], [ASR, F0, ENERGY, DURATIONS, CUMSUM])
+    encoder = extractor.extract_model(
+        ["tokens", "style", "speed"], [ASR, F0, ENERGY, DURATION_TENSOR, CUMSUM]
+    )
     decoder = extractor.extract_model(["style", ASR, F0, ENERGY], ["audio"])
     graph = decoder.graph
     carried = f"{CUMSUM}_carried"

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.speech import SegmentTiming
+
 __all__ = ["SpeechPiece"]
 
 
@@ -17,13 +19,10 @@ class SpeechPiece:
     Attributes:
         audio: Mono float32 samples at the engine's sample rate (may be empty).
         segment_end: This is the segment's last piece.
-        durations: On a segment's first piece, when the engine knows them: the frames (600 samples,
-            25 ms at 24 kHz) the model gave each token of ``[pad, *tokens, pad]``; else None.
-        phonemes: On a segment's first piece: the phonemes those tokens spell (one character per token,
-            pads excluded); else "".
+        timing: On a segment's first piece, when the engine knows it: how the segment's audio (from its
+            first sample) lines up with its text (for word timestamps); else None.
     """
 
     audio: npt.NDArray[np.float32]
     segment_end: bool
-    durations: npt.NDArray[np.int64] | None = None
-    phonemes: str = ""
+    timing: SegmentTiming | None = None

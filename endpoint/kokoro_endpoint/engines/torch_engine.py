@@ -19,6 +19,13 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.speech import (
+    SegmentTiming,
+    SpeechSegment,
+    audio_only,
+    g2p_tokens,
+    phoneme_frames,
+)
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.weights import (
     CHECKPOINT_NAME,
@@ -29,7 +36,7 @@ from kokoro_endpoint.engines.weights import (
     resolve_model_dir,
 )
 from kokoro_endpoint.g2p import offline_misaki_g2p
-from kokoro_endpoint.text import split_sentences
+from kokoro_endpoint.text import locate, split_sentences
 from strands_voice.errors import MissingDependencyError
 
 __all__ = [
@@ -44,6 +51,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TORCH_VOICE: Final = "af_heart"
 SAMPLE_RATE: Final = 24_000
+#: Audio samples per predicted duration frame (kokoro: 24 kHz, 40 frames a second).
+FRAME_SAMPLES: Final = 600
 _HUB_PATTERNS: Final = ["config.json", CHECKPOINT_NAME, "voices/*.pt"]
 
 
@@ -209,17 +218,34 @@ class TorchEngine:
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (KPipeline's ≤510-phoneme chunks of each sentence)."""
+        return audio_only(self.synthesize_timed(text, voice, speed))
+
+    def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
+        """Like :meth:`synthesize`, with each segment's phoneme durations (KModel's ``pred_dur``)."""
         path = self._voice_files.get(voice)
         if path is None:
             raise ValueError("unknown voice")
         return self._segments(text, str(path), speed)
 
-    def _segments(self, text: str, voice_file: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+    def _segments(self, text: str, voice_file: str, speed: float) -> Iterator[SpeechSegment]:
+        vocabulary = getattr(self._pipeline.model, "vocab", {})
+        text_cursor = 0
         for sentence in split_sentences(text):
+            sentence_start = max(0, locate(text, sentence, text_cursor))
+            text_cursor = sentence_start + 1
             for result in self._pipeline(sentence, voice=voice_file, speed=speed, split_pattern=None):
                 audio = result.audio
                 if audio is None:
                     continue
                 samples = np.asarray(audio.detach().float().cpu().numpy(), dtype=np.float32).reshape(-1)
-                if samples.size:
-                    yield samples
+                if not samples.size:
+                    continue
+                timing = None
+                if result.pred_dur is not None and result.tokens is not None:
+                    durations = result.pred_dur.detach().cpu().numpy()
+                    frames, lead = phoneme_frames(result.phonemes, durations, vocabulary)
+                    tokens = g2p_tokens(result.tokens)
+                    timing = SegmentTiming(
+                        sentence, sentence_start, tokens, result.phonemes, frames, lead, FRAME_SAMPLES
+                    )
+                yield SpeechSegment(samples, timing)

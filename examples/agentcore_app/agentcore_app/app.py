@@ -5,8 +5,12 @@ Leg 3 events, each framed by the runtime as ``data: {json}\\n\\n``. A bad payloa
 one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check, ``GET /`` the browser
 page (``static/index.html``) and ``/static/...`` its files.
 
-Every invocation gets a fresh agent, so no conversation is shared between callers or requests. When the
-caller disconnects mid-answer, the answer stops: its tasks are cancelled and its TTS session is closed.
+Every invocation gets a fresh agent with a fresh :class:`~strands_voice.handler.VoiceCallbackHandler` as its
+callback handler, so no conversation is shared between callers or requests; the payload's ``mode``,
+``voice``, ``speed`` and ``format`` reach the handler per request. The handler's ``stream()`` yields the
+Leg 3 events (``text_delta`` from the token stream, the speech events from the handler) from one queue in
+arrival order. When the caller disconnects mid-answer, the app calls ``handler.interrupt()`` (barge-in: the
+endpoint gets a Leg 1 ``cancel``), then the answer stops: its tasks are cancelled, its TTS session closed.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,9 +34,12 @@ from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
 
+from strands_voice.errors import TextEncodingError
 from strands_voice.events import EventBuilder
+from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.models import create_model
-from strands_voice.modes import VoiceOptions, run_voice
+from strands_voice.speaker import VoiceOptions
+from strands_voice.sse import encode_sse
 from strands_voice.tasks import cancel_and_wait
 
 from .config import (
@@ -66,7 +74,14 @@ class _StoppingStreamingResponse(StreamingResponse):
     collection, if ever), and one caught mid-``await`` is cancelled again at every ``await`` of its
     cleanup. Here the sending runs in a task that a disconnect cancels once (plain asyncio, so ``finally``
     blocks can await their cleanup), and the body is closed afterwards whatever happened.
+
+    Args:
+        on_disconnect: Called once, first, when the caller has gone mid-answer (the app's barge-in).
     """
+
+    def __init__(self, *args: Any, on_disconnect: Callable[[], object] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.on_disconnect = on_disconnect
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -89,8 +104,12 @@ class _StoppingStreamingResponse(StreamingResponse):
             await self.background()
 
     async def _stop(self, streaming: asyncio.Task[None], watching: asyncio.Task[None]) -> None:
-        if not streaming.done():
+        sent_all = streaming.done() and not streaming.cancelled() and streaming.exception() is None
+        if not sent_all:
             logger.debug("the caller disconnected; stopping the answer")
+            if self.on_disconnect is not None:
+                # Before anything is cancelled, so the TTS endpoint gets the barge-in's Leg 1 cancel.
+                self.on_disconnect()
         await cancel_and_wait([streaming, watching], _STOP_TIMEOUT_S)
         body = self.body_iterator
         if streaming.done() and isinstance(body, AsyncGenerator):
@@ -105,9 +124,26 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
     an answer whose caller has gone.
 
     The base class echoes the JSON parser's exception text to the caller; this one does not. Its
-    streaming response is replaced by one that closes the whole generator chain (the base class's SSE
-    wrapper, the entrypoint's generator, ``run_voice``) when the caller disconnects.
+    streaming response is replaced by one that, when the caller disconnects, first calls the answer's
+    barge-in (registered with :meth:`on_disconnect`), then closes the whole generator chain (the base
+    class's SSE wrapper, the entrypoint's generator, the handler's stream).
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # What to call when an answer's caller disconnects, by the generator that streams the answer.
+        self._on_disconnect: weakref.WeakKeyDictionary[Any, Callable[[], object]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def on_disconnect(self, answer: AsyncGenerator[Any, None], callback: Callable[[], object]) -> None:
+        """Call ``callback`` (e.g. ``handler.interrupt``) if the caller of ``answer`` disconnects mid-answer.
+
+        Args:
+            answer: The async generator the entrypoint returns.
+            callback: Called once, on the server's loop, before the answer is stopped.
+        """
+        self._on_disconnect[answer] = callback
 
     async def _handle_invocation(self, request: Request) -> Response:
         try:
@@ -118,15 +154,40 @@ class VoiceAgentCoreApp(BedrockAgentCoreApp):
         response: Response = await super()._handle_invocation(request)  # type: ignore[no-untyped-call]
         if type(response) is StreamingResponse:
             stopping = _StoppingStreamingResponse(
-                response.body_iterator, status_code=response.status_code, background=response.background
+                response.body_iterator,
+                status_code=response.status_code,
+                background=response.background,
+                on_disconnect=self._on_disconnect.pop(response.body_iterator, None),
             )
             stopping.raw_headers = response.raw_headers
             return stopping
         return response
 
-    async def _stream_with_error_handling(self, generator: AsyncGenerator[Any, None]) -> AsyncIterator[bytes]:
+    def _convert_to_sse(self, obj: Any) -> bytes:
+        # The base class's .encode("utf-8") raises a raw UnicodeEncodeError mid-stream on text holding a
+        # lone surrogate (a broken model stream): the caller would lose the rest of the answer. Refused
+        # text becomes one clear error event instead, and the stream goes on.
+        if not isinstance(obj, dict):
+            return bytes(super()._convert_to_sse(obj))
+        try:
+            return encode_sse(obj)
+        except TextEncodingError as error:
+            logger.warning("field=<%s> | event not sent: text UTF-8 cannot carry", error.field)
+            message = f"A {obj.get('type', 'stream')} event was dropped: its text is not valid Unicode."
+            return encode_sse(error_event("agent_error", message))
+
+    def _stream_with_error_handling(
+        self, generator: AsyncGenerator[Any, None]
+    ) -> AsyncGenerator[bytes, None]:
+        framed = self._closing_stream(generator)
+        callback = self._on_disconnect.pop(generator, None)
+        if callback is not None:
+            self._on_disconnect[framed] = callback  # the streaming response gets the framed generator
+        return framed
+
+    async def _closing_stream(self, generator: AsyncGenerator[Any, None]) -> AsyncGenerator[bytes, None]:
         # The base class iterates the entrypoint's generator but never closes it: closing this wrapper
-        # closes the base's wrapper, then the entrypoint's generator (and with it run_voice).
+        # closes the base's wrapper, then the entrypoint's generator (and with it the handler's stream).
         async with contextlib.aclosing(generator):
             framed = super()._stream_with_error_handling(generator)  # type: ignore[no-untyped-call]
             async with contextlib.aclosing(framed):
@@ -174,28 +235,33 @@ def create_app(
 
     app = VoiceAgentCoreApp()
 
-    async def stream_answer(request: VoiceRequest, request_id: str | None) -> AsyncIterator[dict[str, Any]]:
-        # A fresh agent per invocation: no messages carry over to the next caller.
-        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=None)
-        clock = EventBuilder()  # only for an error raised past run_voice; its t_ms is close enough
-        options = VoiceOptions(voice=request.voice, speed=request.speed, format=request.format)
+    async def stream_answer(
+        request: VoiceRequest, request_id: str | None, voice: VoiceCallbackHandler
+    ) -> AsyncGenerator[dict[str, Any], None]:
+        # A fresh agent per invocation (no messages carry over to the next caller), speaking through a
+        # fresh voice handler: the handler is the whole voice pipeline.
+        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=voice)
+        options = VoiceOptions(
+            mode=request.mode,
+            voice=request.voice,
+            speed=request.speed,
+            format=request.format,
+            normalize=request.normalize,
+            timestamps=request.timestamps,
+        )
+        clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:
-            events = run_voice(
-                request.mode,
-                agent,
-                request.prompt,
-                tts_url=resolved_url,
-                options=options,
-                request_id=request_id,
-                silence_timeout=resolved_silence_timeout,
-            )
-            # Closing this generator (the caller left) closes run_voice: its tasks and TTS session end.
+            # text_delta from the agent's token stream and the handler's speech events, from one queue.
+            events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
+            # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
             async with contextlib.aclosing(events):
                 async for event in events:
                     yield event
         except Exception:
             logger.exception("request_id=<%s> | voice answer failed", request_id)
             yield clock.error(code="internal", message="the agent could not finish its answer; try again")
+        finally:
+            voice.close()
 
     # A plain function on purpose: bedrock-agentcore then streams the returned async generator on the
     # server's own loop, where a caller's disconnect cancels it at once. An async entrypoint's generator
@@ -214,7 +280,11 @@ def create_app(
             context.session_id,
             request.mode,
         )
-        return stream_answer(request, request_id)
+        voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
+        answer = stream_answer(request, request_id, voice)
+        # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
+        app.on_disconnect(answer, voice.interrupt)
+        return answer
 
     pages = Path(static_dir) if static_dir is not None else STATIC_DIR
 

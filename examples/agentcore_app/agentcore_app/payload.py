@@ -1,4 +1,6 @@
-"""Validate the Leg 3 invocation payload: ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?}``.
+"""Validate the Leg 3 invocation payload.
+
+``{"prompt", "mode"?, "voice"?, "speed"?, "format"?, "normalize"?, "timestamps"?}``.
 
 Pure functions, no I/O: the app turns a :class:`PayloadError` into a 400 answer whose message is written
 for a person and names the offending field.
@@ -27,8 +29,8 @@ __all__ = [
 
 MODES: Final = ("bidi", "batch")
 # Kept equal to strands_voice.audio.AUDIO_FORMATS (a test checks it) without importing the codecs here.
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus")
-PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format"})
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
+PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps"})
 MAX_PROMPT_CHARS: Final = 8000
 MIN_SPEED: Final = 0.5
 MAX_SPEED: Final = 2.0
@@ -58,6 +60,8 @@ class VoiceRequest:
         voice: The TTS voice, or None for the endpoint's default.
         speed: The speaking rate, or None for the endpoint's default.
         format: The audio format of ``audio_chunk`` events.
+        normalize: Read written forms the way people say them (``"normalize": false`` reads as written).
+        timestamps: Stream a ``words`` event per sentence (its words' times and chars).
     """
 
     prompt: str
@@ -65,6 +69,16 @@ class VoiceRequest:
     voice: str | None = None
     speed: float | None = None
     format: str = "pcm16"
+    normalize: bool = True
+    timestamps: bool = False
+
+
+def _flag(name: str, value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise PayloadError(f"'{name}' must be true or false")
+    return value
 
 
 def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
@@ -126,4 +140,6 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
         voice=voice,
         speed=speed,
         format=audio_format,
+        normalize=_flag("normalize", payload.get("normalize"), True),
+        timestamps=_flag("timestamps", payload.get("timestamps"), False),
     )

@@ -1,6 +1,9 @@
 // strands-voice browser page: POSTs a prompt to `invocations`, reads the Leg 3 Server-Sent Events from the
 // fetch stream, shows the text as it streams and plays each audio_chunk as soon as it arrives (Web Audio).
 // Plain ES module, no build step. State for tests and curious people: `window.voiceStats`.
+// With "Highlight words" on, the payload asks for `words` events and the word being spoken is marked.
+
+import { WordHighlighter } from "./highlight.js";
 
 const SAMPLE_RATE = 24000;
 // Start the very first buffer a little ahead of "now" so its first samples are not cut off.
@@ -167,9 +170,10 @@ function startsOggStream(bytes) {
 }
 
 /**
- * opus (Ogg) and mp3: decodeAudioData needs a decodable file, so the stream received so far is decoded
- * again on each chunk and only the samples not yet played are handed on. Every chunk is whole Ogg pages
- * or MP3 frames (PROTOCOL.md), and both codecs decode causally, so earlier samples do not change.
+ * opus (Ogg), mp3 and aac (ADTS): decodeAudioData needs a decodable file, so the stream received so far
+ * is decoded again on each chunk and only the samples not yet played are handed on. Every chunk is whole
+ * Ogg pages or MP3/ADTS frames (PROTOCOL.md), and these codecs decode causally, so earlier samples do not
+ * change.
  */
 class CompressedDecoder {
   constructor(ctx, format) {
@@ -223,7 +227,7 @@ class CompressedDecoder {
 function createDecoder(format, ctx, sampleRate) {
   if (format === "pcm16") return new Pcm16Decoder(sampleRate);
   if (format === "wav") return new WavDecoder();
-  if (format === "opus" || format === "mp3") return new CompressedDecoder(ctx, format);
+  if (format === "opus" || format === "mp3" || format === "aac") return new CompressedDecoder(ctx, format);
   throw new Error(`unsupported audio format ${format}`);
 }
 
@@ -319,6 +323,9 @@ const stats = {
   errors: [],
   completed: 0,
   stopped: 0,
+  wordsReceived: 0,
+  wordsHighlighted: [],
+  highlightNow: null,
 };
 window.voiceStats = stats;
 
@@ -358,6 +365,7 @@ function resetStats() {
     events: 0, textDeltas: 0, chunksReceived: 0, chunksScheduled: 0, bytesReceived: 0,
     audioSecondsScheduled: 0, underruns: 0, maxUnderrunMs: 0, ttfaMs: null, heardMs: null, agentTtfaMs: null,
     sentences: 0, audioEndSeconds: null, format: null, firstStartAt: null, lastEndAt: null, errors: [],
+    wordsReceived: 0, wordsHighlighted: [], highlightNow: null,
   });
 }
 
@@ -411,6 +419,7 @@ class Run {
     this.textDoneMs = null;
     this.audioDoneMs = null;
     this.searchFrom = 0;
+    this.highlighter = new WordHighlighter($("answer"), () => audioContext.currentTime, stats);
   }
 
   now() {
@@ -509,6 +518,9 @@ class Run {
         break;
       case "sentence_complete":
         this.onSentence(event);
+        break;
+      case "words":
+        this.highlighter.addWords(Number.isInteger(event.sentence) ? event.sentence : 0, event.words);
         break;
       case "audio_end":
         stats.audioEndSeconds = event.duration_s ?? null;
@@ -623,7 +635,10 @@ class Run {
         }
       }
       stats.lastEndAt = endAt;
-      if (s.playStart === null) s.playStart = this.ctxToMs(startAt);
+      if (s.playStart === null) {
+        s.playStart = this.ctxToMs(startAt);
+        this.highlighter.sentenceStarts(index, startAt);
+      }
       s.playEnd = this.ctxToMs(endAt);
       s.seconds += samples.length / rate;
       if (this.streamDone) continue;
@@ -697,6 +712,7 @@ class Run {
     if (this.controller.signal.aborted) return;
     this.controller.abort();
     player.stop();
+    this.highlighter.clear();
     this.finished = true;
     stats.stopped += 1;
     setState("stopped", "Stopped.");
@@ -885,6 +901,7 @@ function readPayload() {
   if (voice) payload.voice = voice;
   const speed = Number($("speed").value);
   if ($("speed").value !== "" && speed !== 1) payload.speed = speed;
+  if ($("timestamps").checked) payload.timestamps = true;
   return payload;
 }
 
@@ -900,6 +917,7 @@ function speak(event) {
   }
   if (run && !run.finished) run.stop();
   else if (player) player.stop();
+  if (run) run.highlighter.clear();
   getAudio();
   clearError();
   resetStats();

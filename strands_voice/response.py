@@ -1,0 +1,232 @@
+"""One agent response's voice pipeline: text in, Leg 3 speech events out, over ONE TTS session.
+
+A :class:`Response` is what :class:`~strands_voice.handler.VoiceCallbackHandler` runs for each agent
+response (one invocation, however many model turns and tool calls it takes). Its coroutine
+:meth:`Response.run` runs on one event loop (the handler's worker thread's, or the loop of the caller
+of ``handler.stream()``); everything else may be called from any thread:
+
+- :meth:`Response.feed` hands over a text delta, :meth:`Response.turn` marks the end of a model turn
+  (the model stopped to call a tool, or its message ended), :meth:`Response.end` ends the text.
+- ``bidi`` mode feeds the incremental chunker and speaks each chunk the moment it is released; at a turn
+  boundary whatever text is pending is spoken at once, so "Let me check that for you" (no final period)
+  is heard while the tool runs, and two turns never share a chunk.
+- ``batch`` mode waits for the whole text, then speaks it: the fewest requests that fit the endpoint's
+  per-request limit, each turn on its own (the fair baseline of ``bidi``).
+- :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
+  spoken (the text may go on), and one ``interrupted`` event that says what the caller heard.
+
+Events go to ``sink`` as they happen. Whoever hands them to the caller reports each delivery with
+:meth:`Response.delivered` (or passes ``track_on_emit`` when handing over IS delivery), so that an
+``interrupted`` event counts only what really reached the caller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+from strands_voice.audio import BYTES_PER_SECOND
+from strands_voice.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice.events import Event, EventBuilder
+from strands_voice.heard import DeliveryLog
+from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
+
+__all__ = ["Response"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Turn:
+    """Inbox marker: the model's turn ended (a tool call, or the end of its message)."""
+
+
+_TURN: Final = _Turn()
+
+#: Event types that carry a response's audio: what a barge-in drops when not yet delivered.
+_AUDIO_EVENTS: Final = frozenset({"audio_chunk", "sentence_complete"})
+
+
+class Response:
+    """The voice pipeline of one agent response (see the module docstring).
+
+    Args:
+        options: Mode, voice, speed and format of this response.
+        loop: The loop :meth:`run` runs on (calls from other threads are handed over to it).
+        transport_factory: Creates the TTS session's transport.
+        chunker_factory: Creates the ``bidi`` chunker.
+        builder: Stamps events with ``t_ms``.
+        sink: Receives each event, on ``loop``.
+        connect_timeout: Seconds opening the TTS session may take.
+        silence_timeout: Seconds the endpoint may stay silent while audio is owed.
+        max_request_chars: ``batch`` mode's per-request text limit.
+        request_id_prefix: Prefix of the session's request ids.
+        wait_for_room: Awaited before each TTS session event (backpressure from a slow consumer).
+        purge: Drops the queued events it selects (barge-in); None when nothing is queued.
+        track_on_emit: Handing an event to ``sink`` delivers it (callbacks), so count it then.
+    """
+
+    def __init__(
+        self,
+        *,
+        options: VoiceOptions,
+        loop: asyncio.AbstractEventLoop,
+        transport_factory: TransportFactory,
+        chunker_factory: Callable[[], IncrementalSentenceChunker],
+        builder: EventBuilder,
+        sink: Callable[[Event], None],
+        connect_timeout: float,
+        silence_timeout: float,
+        max_request_chars: int,
+        request_id_prefix: str | None = None,
+        wait_for_room: Callable[[], Awaitable[None]] | None = None,
+        purge: Callable[[Callable[[Event], bool]], int] | None = None,
+        track_on_emit: bool = False,
+    ) -> None:
+        self.options = options
+        self.loop = loop
+        self.builder = builder
+        self._sink = sink
+        self._purge = purge
+        self._track_on_emit = track_on_emit
+        self._chunker_factory = chunker_factory
+        self._max_request_chars = max_request_chars
+        self.inbox: asyncio.Queue[str | _Turn | None] = asyncio.Queue()
+        self.speaker = Speaker(
+            transport_factory,
+            builder,
+            self._emit,
+            options,
+            connect_timeout=connect_timeout,
+            silence_timeout=silence_timeout,
+            request_id_prefix=request_id_prefix,
+            wait_for_room=wait_for_room,
+        )
+        self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
+        self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
+        self.interrupted = False
+        self.ended = False
+        self._text_pending = False  # text was fed since the last turn marker (caller's thread)
+        self._text_ended = False
+        self._task: asyncio.Task[None] | None = None
+        self._cancel_requested = False
+
+    # --- any thread -----------------------------------------------------------------------------------
+
+    def _call(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run ``callback`` on the response's loop: at once when already there, else handed over."""
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is self.loop:
+            callback(*args)
+            return
+        try:
+            self.loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:
+            logger.debug("response already ended; call dropped")
+
+    def feed(self, text: str) -> None:
+        """Hand over a text delta (never blocks)."""
+        self._text_pending = True
+        self._call(self.inbox.put_nowait, text)
+
+    def turn(self) -> None:
+        """The model's turn ended: speak what is pending now; later text starts a new chunk."""
+        if self._text_pending:
+            self._text_pending = False
+            self._call(self.inbox.put_nowait, _TURN)
+
+    def end(self) -> None:
+        """No more text for this response (idempotent)."""
+        if not self._text_ended:
+            self._text_ended = True
+            self._call(self.inbox.put_nowait, None)
+
+    def interrupt(self) -> None:
+        """Barge-in (idempotent; see the module docstring)."""
+        self._call(self._interrupt_now)
+
+    def cancel(self) -> None:
+        """Stop at once: the run is cancelled and its session closed."""
+        self._call(self._cancel_now)
+
+    # --- on the loop ----------------------------------------------------------------------------------
+
+    def _emit(self, event: Event) -> None:
+        self._sink(event)
+        if self._track_on_emit:
+            self.log.delivered(event)
+
+    def delivered(self, event: Event) -> None:
+        """Note that ``event`` reached the caller."""
+        self.log.delivered(event)
+
+    def _cancel_now(self) -> None:
+        self._cancel_requested = True
+        if self._task is not None:
+            self._task.cancel()
+
+    def _interrupt_now(self) -> None:
+        if self.interrupted or self.ended:
+            return
+        self.interrupted = True
+        self.speaker.interrupt()
+        dropped = self._purge(lambda event: event["type"] in _AUDIO_EVENTS) if self._purge else 0
+        fields = self.log.interrupted_fields()
+        logger.debug(
+            "sentences_done=<%s>, sentence_cut=<%s>, dropped=<%d> | interrupted",
+            fields["sentences_done"],
+            fields["sentence_cut"],
+            dropped,
+        )
+        self._emit(self.builder.interrupted(**fields))
+
+    async def run(self) -> None:
+        """Speak the response's text as it comes; always ends with ``audio_end``."""
+        self._task = asyncio.current_task()
+        completed = False
+        try:
+            if self._cancel_requested:
+                raise asyncio.CancelledError
+            self.speaker.start()
+            if self.options.mode == "bidi":
+                await self._speak_as_written()
+            else:
+                await self._speak_when_written()
+            await self.speaker.finish()
+            await self.speaker.wait()
+            completed = True
+        finally:
+            await self.speaker.aclose()
+            self.ended = True
+            if self.interrupted:
+                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
+            elif completed:
+                self.speaker.end_events()  # the encoder's tail, then audio_end
+            else:
+                duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
+                self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
+
+    async def _speak_as_written(self) -> None:
+        chunker = self._chunker_factory()
+        while (item := await self.inbox.get()) is not None:
+            chunks = chunker.finish() if isinstance(item, _Turn) else chunker.feed(item)
+            for chunk in chunks:
+                await self.speaker.speak(chunk)
+        for chunk in chunker.finish():
+            await self.speaker.speak(chunk)
+
+    async def _speak_when_written(self) -> None:
+        turns: list[list[str]] = [[]]
+        while (item := await self.inbox.get()) is not None:
+            if isinstance(item, _Turn):
+                turns.append([])
+            else:
+                turns[-1].append(item)
+        for turn in turns:
+            for piece in split_for_requests(clean_for_speech("".join(turn)), self._max_request_chars):
+                await self.speaker.speak(piece)

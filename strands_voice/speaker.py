@@ -1,0 +1,401 @@
+"""The speaking core of a voice response: options, and one TTS session turned into Leg 3 audio events.
+
+:class:`Speaker` sends text chunks over one :class:`~strands_voice.session.TTSSession` the moment they
+are given (without waiting for earlier audio) and turns the session's audio into ``audio_start``,
+``audio_chunk``, ``sentence_complete`` and ``error`` events. It is the part of
+:class:`strands_voice.handler.VoiceCallbackHandler`'s per-response pipeline (:mod:`strands_voice.response`)
+that talks to the endpoint; nothing else opens a session for an agent's answer.
+
+Barge-in (:meth:`Speaker.interrupt`) sends Leg 1 ``cancel`` for everything owed, drops every later audio
+event of the session, and speaks nothing more.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from strands_voice.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice.errors import TTSError
+from strands_voice.events import Event, EventBuilder
+from strands_voice.session import (
+    AudioChunk,
+    RequestCancelled,
+    RequestCompleted,
+    RequestFailed,
+    RequestRestarted,
+    RequestStarted,
+    SessionEvent,
+    TTSSession,
+    WordsReceived,
+)
+from strands_voice.tasks import cancel_and_wait
+from strands_voice.transport import FrameTransport
+
+__all__ = [
+    "DEFAULT_MAX_REQUEST_CHARS",
+    "MODES",
+    "Mode",
+    "Speaker",
+    "TransportFactory",
+    "VoiceOptions",
+    "split_for_requests",
+]
+
+logger = logging.getLogger(__name__)
+
+#: ``bidi``: speak each chunk as the chunker releases it; ``batch``: speak the whole answer at the end.
+Mode = Literal["bidi", "batch"]
+
+#: The modes, in the order the docs list them.
+MODES: Final = ("bidi", "batch")
+
+#: Creates a fresh (unconnected) transport for one session.
+TransportFactory = Callable[[], FrameTransport]
+
+#: Batch mode's per-request text limit; matches the endpoint's default ``max_text_chars``.
+DEFAULT_MAX_REQUEST_CHARS: Final = 5000
+
+#: Seconds to wait for cancelled tasks to end before giving up on them.
+_CANCEL_TIMEOUT: Final = 5.0
+
+#: Seconds a barge-in's Leg 1 ``cancel`` may take to send before the session is closed anyway.
+_CANCEL_SEND_TIMEOUT: Final = 2.0
+
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceOptions:
+    """How one response is spoken: when, in which voice, and how the audio is encoded.
+
+    Attributes:
+        voice: The voice (None: the endpoint's default).
+        speed: The speed (None: the endpoint's default, 1.0).
+        format: ``pcm16``, ``wav``, ``mp3`` or ``opus`` (see ``strands_voice.audio.AUDIO_FORMATS``).
+        mode: ``bidi`` (speak while the agent writes) or ``batch`` (speak the whole text once written).
+        normalize: False reads the text as written (no abbreviation/symbol expansion at the endpoint);
+            None: the endpoint's default (on).
+        timestamps: True asks for word timings: a ``words`` event per synthesized segment.
+    """
+
+    voice: str | None = None
+    speed: float | None = None
+    format: str = "pcm16"
+    mode: Mode = "bidi"
+    normalize: bool | None = None
+    timestamps: bool = False
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
+
+
+def split_for_requests(text: str, max_chars: int) -> list[str]:
+    """Split text into the fewest pieces of at most ``max_chars``, at sentence ends where possible.
+
+    A single sentence longer than ``max_chars`` is split at whitespace (hard-cut if it has none).
+    """
+    text = text.strip()
+    if not text:
+        return []
+    if len(text) <= max_chars:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_SPLIT.split(text):
+        while len(sentence) > max_chars:
+            cut = sentence.rfind(" ", 0, max_chars + 1)
+            cut = cut if cut > 0 else max_chars
+            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(head)
+        if not sentence:
+            continue
+        candidate = f"{current} {sentence}" if current else sentence
+        if len(candidate) <= max_chars:
+            current = candidate
+        else:
+            pieces.append(current)
+            current = sentence
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+class Speaker:
+    """Speaks text chunks over one TTS session and turns its audio into Leg 3 events.
+
+    All methods run on one event loop. Events go to ``emit`` as they happen, stamped by ``builder``.
+
+    Args:
+        transport_factory: Creates the session's transport.
+        builder: Stamps events with ``t_ms``.
+        emit: Receives each event (called on the loop; must not block).
+        options: Voice, speed and output format.
+        connect_timeout: Seconds opening the session may take.
+        silence_timeout: Seconds the endpoint may stay silent while audio is owed (a session with
+            nothing owed, e.g. while the agent runs a tool, never times out).
+        request_id_prefix: Prefix of the session's request ids.
+        wait_for_room: Awaited before each session event is handled: a slow consumer of ``emit``'s
+            events slows the reading of the session's audio (backpressure) instead of piling it up.
+    """
+
+    def __init__(
+        self,
+        transport_factory: TransportFactory,
+        builder: EventBuilder,
+        emit: Callable[[Event], None],
+        options: VoiceOptions | None = None,
+        *,
+        connect_timeout: float = 10.0,
+        silence_timeout: float = 30.0,
+        request_id_prefix: str | None = None,
+        wait_for_room: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.options = options or VoiceOptions()
+        self.builder = builder
+        self._emit = emit
+        self._wait_for_room = wait_for_room
+        self._encoder = create_encoder(self.options.format)
+        self._transport_factory = transport_factory
+        self._session_args: dict[str, Any] = {
+            "voice": self.options.voice,
+            "speed": self.options.speed,
+            "connect_timeout": connect_timeout,
+            "silence_timeout": silence_timeout,
+            "request_id_prefix": request_id_prefix,
+        }
+        self.session: TTSSession | None = None
+        self._opening: asyncio.Task[None] | None = None
+        self._receiving: asyncio.Task[None] | None = None
+        self._cancelling: asyncio.Task[None] | None = None
+        self._sentences: dict[str, tuple[int, str]] = {}  # request_id -> (index, text)
+        self._request_bytes: dict[str, int] = {}
+        self._next_sentence = 0
+        self._last_sentence = 0
+        self._pending_pcm = 0  # pcm bytes encoded since the last audio_chunk
+        self._finishing = False  # finish() was called: the session's end is ours
+        self._idle_closed = False  # the endpoint closed the session while nothing was owed
+        self.failed = False
+        self.silenced = False
+        self.audio_started = False
+        self.chunks = 0
+        self.pcm_bytes = 0
+        #: pcm bytes each ``audio_chunk`` carries, by its ``seq`` (encoders may hold audio back).
+        self.chunk_pcm: list[int] = []
+        self.ttfa_ms: float | None = None
+        self.audio_ms: float | None = None
+
+    @property
+    def tasks(self) -> list[asyncio.Task[None]]:
+        """The speaker's own tasks (for tests and shutdown)."""
+        return [task for task in (self._opening, self._receiving, self._cancelling) if task is not None]
+
+    def start(self) -> None:
+        """Open the session in the background and start draining its audio."""
+        if self._opening is not None:
+            return
+        self._opening = asyncio.create_task(self._open(), name="voice-open")
+        self._receiving = asyncio.create_task(self._drain_audio(), name="voice-audio")
+
+    async def _open(self) -> None:
+        session = TTSSession(self._transport_factory(), **self._session_args)
+        try:
+            await session.open()
+        except TTSError as error:
+            self._report(error)
+            return
+        self.session = session
+
+    def _report(self, error: TTSError) -> None:
+        """Report a failure of the session itself, once."""
+        if self.failed:
+            return
+        self.failed = True
+        logger.debug("code=<%s> | speech failed: %s", error.code, error.message)
+        self._emit(self.builder.error(code=error.code, message=f"Speech failed: {error.message}."))
+
+    async def _ready(self) -> TTSSession | None:
+        """The open session (a new one if the endpoint closed the last while idle), or None once speech
+        has failed."""
+        if self._idle_closed and not self._finishing:
+            # E.g. its idle timeout during a long tool call: the next chunk opens a new session.
+            self._idle_closed = False
+            self._opening = None
+        if self._opening is None:
+            self.start()
+        assert self._opening is not None
+        await asyncio.shield(self._opening)
+        return None if self.failed else self.session
+
+    async def speak(self, text: str) -> None:
+        """Send one chunk for synthesis now (a no-op once speech has failed or was interrupted)."""
+        if not text.strip() or self.silenced:
+            return
+        index = self._next_sentence
+        self._next_sentence += 1
+        for attempt in (1, 2):
+            session = await self._ready()
+            if session is None or self.silenced:
+                return
+            rid = session.new_request_id()
+            self._sentences[rid] = (index, text)
+            try:
+                await session.synthesize(
+                    text,
+                    request_id=rid,
+                    normalize=self.options.normalize,
+                    timestamps=self.options.timestamps or None,
+                )
+                return
+            except TTSError as error:
+                self._sentences.pop(rid, None)
+                if attempt == 1 and await self._closed_while_idle():
+                    continue  # the endpoint had just closed the idle session: say it on a new one
+                self._report(error)
+                return
+
+    async def _closed_while_idle(self) -> bool:
+        """After a failed send: whether the endpoint had closed the session for idleness (so a new one
+        may be opened), once the audio task has noticed."""
+        if self._receiving is None or self._finishing:
+            return False
+        await asyncio.wait({self._receiving}, timeout=_CANCEL_SEND_TIMEOUT)
+        return self._idle_closed
+
+    def interrupt(self) -> None:
+        """Barge-in: speak nothing more, drop every later audio event, send Leg 1 ``cancel`` (on the loop).
+
+        The cancel is sent in the background; :meth:`finish` and :meth:`aclose` wait for it first, so
+        the endpoint always sees ``cancel`` before ``close``.
+        """
+        if self.silenced:
+            return
+        self.silenced = True
+        if self.session is not None and self.session.is_open and not self.failed:
+            self._cancelling = asyncio.create_task(self._send_cancel(self.session), name="voice-cancel")
+
+    async def _send_cancel(self, session: TTSSession) -> None:
+        try:
+            await session.cancel()
+        except TTSError:
+            logger.debug("cancel not sent: the session is gone")
+
+    async def _cancel_sent(self) -> None:
+        if self._cancelling is not None:
+            await asyncio.wait({self._cancelling}, timeout=_CANCEL_SEND_TIMEOUT)
+
+    async def finish(self) -> None:
+        """No more text: the session ends once the owed audio has arrived (or been cancelled)."""
+        self._finishing = True
+        if self._idle_closed:
+            return  # the endpoint already closed the idle session, and nothing was said since
+        session = await self._ready()
+        await self._cancel_sent()
+        if session is not None:
+            with contextlib.suppress(TTSError):
+                await session.finish()
+
+    async def wait(self) -> None:
+        """Wait until all owed audio has been emitted (or speech failed)."""
+        if self._receiving is not None:
+            await asyncio.shield(self._receiving)
+
+    def end_events(self) -> None:
+        """Emit the encoder's tail and ``audio_end`` (always; after a barge-in the tail is dropped)."""
+        tail = b"" if self.silenced else self._encoder.flush()
+        if tail:
+            self._emit_audio(tail)
+        self._emit(self.builder.audio_end(chunks=self.chunks, duration_s=self.pcm_bytes / BYTES_PER_SECOND))
+
+    async def aclose(self) -> None:
+        """Cancel the speaker's tasks and close the session (a barge-in's cancel is sent first)."""
+        await self._cancel_sent()
+        await cancel_and_wait(self.tasks, _CANCEL_TIMEOUT)
+        for task in self.tasks:
+            if task.done() and not task.cancelled():
+                task.exception()  # retrieved: the error was already reported as an event
+        if self.session is not None:
+            await self.session.close()
+
+    def _emit_audio(self, data: bytes) -> None:
+        event = self.builder.audio_chunk(seq=self.chunks, sentence=self._last_sentence, data=data)
+        self.chunks += 1
+        self.chunk_pcm.append(self._pending_pcm)
+        self._pending_pcm = 0
+        if self.ttfa_ms is None:
+            self.ttfa_ms = event["t_ms"]
+        self.audio_ms = event["t_ms"]
+        self._emit(event)
+
+    async def _drain_audio(self) -> None:
+        assert self._opening is not None
+        try:
+            await self._opening
+            session = self.session
+            if session is None:
+                return  # could not open; reported
+            async for event in session:
+                if self._wait_for_room is not None and not self.silenced:
+                    await self._wait_for_room()
+                self._on_event(event)
+            if not self._finishing:
+                # The endpoint closed the session normally with nothing owed (its idle timeout, while
+                # the agent ran a long tool): not a failure; the next chunk opens a new session.
+                logger.debug("the endpoint closed the idle TTS session")
+                self._idle_closed = True
+                self.session = None
+                await session.close()
+        except TTSError as error:
+            if not self.silenced:
+                self._report(error)
+
+    def _on_event(self, event: SessionEvent) -> None:
+        if self.silenced:
+            return  # barge-in: nothing of this session is delivered any more
+        if isinstance(event, AudioChunk):
+            index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
+            self._last_sentence = index
+            self.pcm_bytes += len(event.data)
+            self._pending_pcm += len(event.data)
+            self._request_bytes[event.request_id] = self._request_bytes.get(event.request_id, 0) + len(
+                event.data
+            )
+            encoded = self._encoder.encode(event.data)
+            if encoded:
+                self._emit_audio(encoded)
+        elif isinstance(event, RequestStarted):
+            if not self.audio_started:
+                self.audio_started = True
+                self._emit(self.builder.audio_start(format=self.options.format, sample_rate=SAMPLE_RATE))
+        elif isinstance(event, RequestCompleted):
+            index, text = self._sentences.pop(event.request_id, (self._last_sentence, ""))
+            duration = self._request_bytes.pop(event.request_id, 0) / BYTES_PER_SECOND
+            self._emit(self.builder.sentence_complete(sentence=index, text=text, duration_s=duration))
+        elif isinstance(event, WordsReceived):  # only when the request asked for timestamps
+            index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
+            self._emit(self.builder.words(sentence=index, words=event.words))
+        elif isinstance(event, RequestRestarted):
+            # The connection dropped mid-sentence and the session replays it whole: its audio so far is
+            # void (a player drops it), and the sentence's duration counts the replay only.
+            index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
+            self._request_bytes.pop(event.request_id, None)
+            self._emit(
+                self.builder.sentence_restart(
+                    sentence=index, dropped_s=event.dropped_bytes / BYTES_PER_SECOND
+                )
+            )
+        elif isinstance(event, RequestCancelled):
+            self._sentences.pop(event.request_id, None)
+        elif isinstance(event, RequestFailed):
+            if event.request_id is not None:
+                self._sentences.pop(event.request_id, None)
+            self._emit(self.builder.error(code=event.code, message=event.message))
