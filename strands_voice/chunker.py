@@ -15,7 +15,10 @@ How it decides, in short:
 * A blank line ends a chunk, and so does a newline before or after a Markdown block line (heading, list
   item, block quote, fence, table row, rule).
 * The first chunk of a stream is split at a clause boundary (``,`` ``;`` ``:`` ``—`` ``–`` followed by a
-  space, or ``，、；：``) once it is ``first_chunk_min_chars`` long. Any chunk that would exceed
+  space, or ``，、；：``) once it is ``first_chunk_min_chars`` long. With ``first_chunk_max_chars``
+  set, a first chunk with no such boundary is cut at the first space at or past that many characters
+  (not right after a dot, which may be an abbreviation), so a long unpunctuated first sentence does not
+  hold back speech until it has all arrived. Any chunk that would exceed
   ``max_chunk_chars`` is split at its last clause boundary (if it is past the middle), else at its last
   whitespace, else hard.
 
@@ -293,13 +296,24 @@ class IncrementalSentenceChunker:
             this many characters, so speech starts sooner. None turns it off.
         max_chunk_chars: No chunk is longer than this (Kokoro speaks 510 phonemes in one window; 350
             characters is a safe bound). At least 20.
+        first_chunk_max_chars: Cut the first chunk of the stream at the first space at or past this many
+            characters when no sentence or clause boundary came first. None (the default) never forces
+            a cut between words: see docs/benchmarks.md (first fragment) for the measurements.
     """
 
-    def __init__(self, first_chunk_min_chars: int | None = 40, max_chunk_chars: int = 350) -> None:
+    def __init__(
+        self,
+        first_chunk_min_chars: int | None = 40,
+        max_chunk_chars: int = 350,
+        first_chunk_max_chars: int | None = None,
+    ) -> None:
         if max_chunk_chars < 20:
             raise ValueError("max_chunk_chars must be at least 20")
         if first_chunk_min_chars is not None and first_chunk_min_chars < 1:
             raise ValueError("first_chunk_min_chars must be positive or None")
+        if first_chunk_max_chars is not None and first_chunk_max_chars < 1:
+            raise ValueError("first_chunk_max_chars must be positive or None")
+        self.first_chunk_max_chars = first_chunk_max_chars
         self.first_chunk_min_chars = first_chunk_min_chars
         self.max_chunk_chars = max_chunk_chars
         self._reset()
@@ -429,6 +443,18 @@ class IncrementalSentenceChunker:
                         self._cut(i, i, out)
                         i = 0
                         continue
+                if (
+                    self.first_chunk_max_chars is not None
+                    and self._emitted == 0
+                    and self._has_word
+                    and self._start >= 0
+                    and i - self._start >= self.first_chunk_max_chars
+                    and buf[i - 1] not in _TERMINATORS
+                    and not buf[i - 1].isspace()
+                ):
+                    self._cut(i, i, out)
+                    i = 0
+                    continue
                 if ch == "\n":
                     decision = self._newline(buf, i, final)
                     if decision is None:

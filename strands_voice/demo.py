@@ -329,6 +329,8 @@ class ModeResult:
         mode: ``bidi`` or ``batch``.
         first_text_s: Seconds to the first ``text_delta``.
         first_audio_s: Seconds to the first ``audio_chunk`` (time to first audio).
+        first_heard_s: Seconds to the first audible sound, played from the first chunk in real time
+            (:class:`~strands_voice.audio_analysis.FirstHeard`; pcm16 only).
         last_audio_s: Seconds to the last ``audio_chunk``.
         total_s: Seconds until the stream ended.
         audio_s: Seconds of audio received.
@@ -344,6 +346,7 @@ class ModeResult:
     mode: str
     first_text_s: float | None = None
     first_audio_s: float | None = None
+    first_heard_s: float | None = None
     last_audio_s: float | None = None
     total_s: float = 0.0
     audio_s: float = 0.0
@@ -386,6 +389,7 @@ def run_mode(
     import httpx
 
     from .audio import BYTES_PER_SECOND, decode_audio
+    from .audio_analysis import FirstHeard
     from .sse import SSEDecoder
 
     payload: dict[str, Any] = {"prompt": prompt, "mode": mode, "format": audio_format}
@@ -395,6 +399,7 @@ def run_mode(
     encoded: list[bytes] = []
     texts: list[str] = []
     decoder = SSEDecoder()
+    heard = FirstHeard(BYTES_PER_SECOND // 2)
     timeout = httpx.Timeout(10.0, read=read_timeout)
     started = time.perf_counter()
 
@@ -411,6 +416,8 @@ def run_mode(
             except binascii.Error as exc:
                 raise DemoError(f"{mode}: the app sent audio that is not base64") from exc
             result.chunks += 1
+            if audio_format == "pcm16":
+                result.first_heard_s = heard.feed(at, encoded[-1])
             if result.first_audio_s is None:
                 result.first_audio_s = at
             result.last_audio_s = at
@@ -551,13 +558,14 @@ def format_report(report: DemoReport) -> str:
         f"voice:  {report.voice} (Kokoro-82M int8 ONNX on CPU)",
         f"prompt: {report.prompt}",
         "",
-        f"{'mode':<6} {'first text':>11} {'first audio':>12} {'last audio':>11} {'audio':>9}  wav",
+        f"{'mode':<6} {'first text':>11} {'first audio':>12} {'first heard':>12} {'last audio':>11} "
+        f"{'audio':>9}  wav",
     ]
     for r in report.results:
         wav = str(r.wav_path) if r.wav_path else "(none)"
         lines.append(
             f"{r.mode:<6} {_seconds(r.first_text_s):>11} {_seconds(r.first_audio_s):>12} "
-            f"{_seconds(r.last_audio_s):>11} {_seconds(r.audio_s):>9}  {wav}"
+            f"{_seconds(r.first_heard_s):>12} {_seconds(r.last_audio_s):>11} {_seconds(r.audio_s):>9}  {wav}"
         )
     lines.append("")
     ratio = report.ttfa_ratio
@@ -570,7 +578,8 @@ def format_report(report: DemoReport) -> str:
             f"time to first audio, batch / bidi: {ratio:.1f}x (bidi starts speaking {sooner:.2f} s sooner)"
         )
     lines.append(
-        "times are measured at the client, from sending the request; first text is the first text_delta"
+        "times are measured at the client, from sending the request; first text is the first text_delta; "
+        "first heard is when the first 10 ms above -40 dBFS plays, on a player starting at the first audio"
     )
     for r in report.results:
         for error in r.errors:
@@ -600,6 +609,7 @@ def report_to_json(report: DemoReport) -> dict[str, Any]:
             r.mode: {
                 "first_text_s": rounded(r.first_text_s),
                 "first_audio_s": rounded(r.first_audio_s),
+                "first_heard_s": rounded(r.first_heard_s),
                 "last_audio_s": rounded(r.last_audio_s),
                 "total_s": rounded(r.total_s),
                 "audio_s": rounded(r.audio_s),

@@ -131,6 +131,7 @@ async def _segments(
             job.voice,
             job.speed,
             settings.clause_chars,
+            settings.silence,
             normalize=job.normalize,
             timestamps=job.timestamps,
         )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
 
 __all__ = ["Settings"]
@@ -34,6 +35,9 @@ class Settings:
         clause_chars: Sentences longer than this are synthesized phrase by phrase, split at their clause
             punctuation, so their first audio comes sooner (seconds sooner on a CPU); None keeps every
             sentence whole.
+        silence: How each segment's own silence is trimmed and which pauses are inserted
+            (:class:`~kokoro_endpoint.silence.SilencePolicy`); a WebSocket session may override the
+            pauses with query parameters (``?sentence_pause_ms=400&clause_pause_ms=100&trim=0``).
     """
 
     engine: str = "auto"
@@ -51,6 +55,7 @@ class Settings:
     synthesis_workers: int = 1
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS
+    silence: SilencePolicy = field(default_factory=SilencePolicy)
 
     @property
     def torch_device(self) -> str | None:

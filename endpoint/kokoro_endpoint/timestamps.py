@@ -126,10 +126,19 @@ def _breaks_words(between: str) -> bool:
 
 
 def shift_words(words: list[WordTiming], seconds: float) -> tuple[WordTiming, ...]:
-    """The words with ``seconds`` added to their times (segment time → request time), rounded to 1 ms."""
+    """The words with ``seconds`` added to their times, rounded to 1 ms, never before 0.
+
+    Used both ways: to move segment times onto the trimmed audio that carries them (a negative shift, for
+    the silence cut from the segment's start) and to move them onto the request's timeline (the audio
+    already sent).
+    """
     return tuple(
         WordTiming(
-            w.word, round(w.start_s + seconds, 3), round(w.end_s + seconds, 3), w.char_start, w.char_end
+            w.word,
+            max(0.0, round(w.start_s + seconds, 3)),
+            max(0.0, round(w.end_s + seconds, 3)),
+            w.char_start,
+            w.char_end,
         )
         for w in words
     )

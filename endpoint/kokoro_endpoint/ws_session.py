@@ -29,6 +29,7 @@ from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.timestamps import shift_words
 from strands_voice.errors import FrameDecodeError
@@ -125,6 +126,12 @@ class BidiSession:
         self._closing = False
         self._last_activity = time.monotonic()
         self._bytes_per_second = engine.sample_rate * 2
+        self._silence = settings.silence
+        self._setup_error: ErrorFrame | None = None
+        try:
+            self._silence = session_policy(settings.silence, getattr(websocket, "query_params", {}))
+        except ValueError as error:
+            self._setup_error = ErrorFrame("invalid_request", f"{error}; the defaults apply.")
 
     async def run(self) -> None:
         """Run the session's tasks until it ends, then stop them all (with a timeout)."""
@@ -133,6 +140,8 @@ class BidiSession:
         send = asyncio.create_task(self._send_loop(), name="ws-send")
         watchdog = asyncio.create_task(self._idle_watchdog(), name="ws-idle")
         tasks: list[asyncio.Task[None]] = [receive, produce, send, watchdog]
+        if self._setup_error is not None:
+            await self._queue_error(self._setup_error)
         try:
             await asyncio.wait([receive, send, watchdog], return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -240,6 +249,7 @@ class BidiSession:
                     job.voice,
                     job.speed,
                     self._settings.clause_chars,
+                    self._silence,
                     normalize=job.normalize,
                     timestamps=job.timestamps,
                 )

@@ -9,6 +9,11 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 3. Playback stall of a real-time player starting at the first audio.
 4. Leg 3 bytes per second of audio for pcm16 (base64), mp3 and opus.
 5. p50/p95 TTFA with 1, 2, 4 and 8 concurrent endpoint sessions.
+6. Time to first HEARD sound next to time to first byte: a 44- vs a 197-character sentence, the silence
+   before the first sound and between two sentences.
+
+``--heard`` measures only section 6, in three configurations on one endpoint (Kokoro's raw segments, the
+silence policy, the silence policy with windowed decoding): before/after for each step in one run.
 
 A benchmark, not a test: ``--quick`` is the short smoke form CI runs.
 """
@@ -22,6 +27,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from strands_voice.errors import StrandsVoiceError
 
@@ -48,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--trials", type=int, default=None, help="timed trials per figure (default 5; 2 with --quick)"
+    )
+    parser.add_argument(
+        "--heard",
+        action="store_true",
+        help="only time to first heard sound, before/after each step (raw, silence policy, windowed)",
     )
 
 
@@ -81,14 +92,23 @@ def run(args: argparse.Namespace) -> int:
 
     from strands_voice.bench.stack import start_bench_stack
 
+    heard_only = bool(getattr(args, "heard", False))
     _progress("loading the ONNX engine and starting the endpoint and the example app")
     stack = start_bench_stack(answer_text=config.answer_text)
     try:
-        results = asyncio.run(run_benchmark(stack, config, _progress))
+        if heard_only:
+            results = asyncio.run(_run_heard_steps(stack, config))
+        else:
+            results = asyncio.run(run_benchmark(stack, config, _progress))
     finally:
         stack.stop()
 
-    print(format_table(results), flush=True)
+    if heard_only:
+        from strands_voice.bench.report import format_heard_steps
+
+        print(format_heard_steps(results), flush=True)
+    else:
+        print(format_table(results), flush=True)
     json_path: Path | None = getattr(args, "json", None)
     if json_path is not None:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,6 +116,34 @@ def run(args: argparse.Namespace) -> int:
         _progress(f"wrote {json_path}")
     if plot_path is not None:
         plot_path.parent.mkdir(parents=True, exist_ok=True)
-        write_plot(results, plot_path)
+        if heard_only:
+            from strands_voice.bench.plot import write_heard_plot
+
+            write_heard_plot(results, plot_path)
+        else:
+            write_plot(results, plot_path)
         _progress(f"wrote {plot_path}")
     return 0
+
+
+async def _run_heard_steps(stack: Any, config: Any) -> dict[str, Any]:
+    """``--heard``: the heard section in each configuration, on the running stack."""
+    import datetime
+    import time
+
+    from strands_voice.bench.heard import bench_heard_steps
+    from strands_voice.bench.machine import describe_machine, load_average
+
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "schema": "strands-voice-bench-heard/1",
+        "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "config": {"trials": config.trials, "warmups": config.warmups, "voice": config.voice},
+        "machine": describe_machine(stack.engine),
+    }
+    results["heard_steps"] = await bench_heard_steps(
+        stack.ws_url, stack.engine, config.trials, config.warmups, config.voice, _progress
+    )
+    results["machine"]["load_average_end"] = load_average()
+    results["duration_s"] = round(time.perf_counter() - started, 1)
+    return results

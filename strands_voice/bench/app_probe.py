@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from strands_voice.audio_analysis import FirstHeard
 from strands_voice.errors import StrandsVoiceError
 from strands_voice.sse import SSEDecoder, SSEEvent
 
@@ -81,6 +82,12 @@ class VoiceRun:
     errors: list[dict[str, Any]] = field(default_factory=list)
     total_s: float = 0.0
     started_at: float = 0.0
+    heard: FirstHeard = field(default_factory=lambda: FirstHeard(24_000))
+
+    @property
+    def heard_s(self) -> float | None:
+        """Client seconds from the request to the first audible sound (pcm16 runs; issue 15)."""
+        return self.heard.heard_at
 
     @property
     def ttfa_s(self) -> float | None:
@@ -108,9 +115,12 @@ class VoiceRun:
             self.texts.append(TextArrival(arrival_s, t_ms, str(payload.get("text", ""))))
         elif kind == "audio_chunk":
             try:
-                audio_bytes = len(base64.b64decode(str(payload.get("data", "")), validate=True))
+                data = base64.b64decode(str(payload.get("data", "")), validate=True)
             except (binascii.Error, ValueError):
                 raise StrandsVoiceError("an audio_chunk carries data that is not base64") from None
+            audio_bytes = len(data)
+            if self.format == "pcm16":
+                self.heard.feed(arrival_s, data)
             wire_bytes = len(b"data: \n\n") + len(event.data.encode("utf-8"))
             self.audio.append(
                 AudioArrival(arrival_s, t_ms, int(payload.get("sentence", 0)), audio_bytes, wire_bytes)

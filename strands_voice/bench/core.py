@@ -7,6 +7,9 @@
 3. Playback stall: a real-time player starting at the first audio, fed by each run's arrivals.
 4. Payload: Leg 3 bytes per second of audio for pcm16 (base64), mp3 and opus, against raw PCM.
 5. Concurrency: p50/p95 TTFA with 1, 2, 4 and 8 sessions at once on the endpoint.
+6. Heard: time to first heard sound (first 10 ms window above -40 dBFS, on a player starting with the
+   first byte) for a 44-character vs a 197-character unpunctuated sentence, the silence before the first
+   sound and between two sentences (:mod:`strands_voice.bench.heard`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import httpx
 from strands_voice.bench.app_probe import VoiceRun, run_voice_request
 from strands_voice.bench.endpoint_probe import measure_concurrent, measure_request
 from strands_voice.bench.engine_probe import EngineCall, engine_first_segment_ms
+from strands_voice.bench.heard import bench_heard
 from strands_voice.bench.machine import describe_machine, load_average
 from strands_voice.bench.stack import BenchStack
 from strands_voice.bench.stats import percentile, simulate_playback, summarize, text_complete_index
@@ -55,6 +59,14 @@ TARGETS: Final[dict[str, tuple[str, float, str]]] = {
     "bidi_overhead_over_floor_ms": ("<=", 30.0, "bidi overhead over the floor (ms)"),
     "bidi_playback_stall_s": ("<=", 0.0, "bidi playback stall (s)"),
     "opus_share_of_pcm16": ("<=", 0.12, "opus bytes / base64 pcm16 bytes on Leg 3"),
+    "heard_ratio_long_over_short": ("<=", 1.3, "first heard sound, 197-char / 44-char sentence"),
+    "heard_lead_silence_ms": ("<=", 30.0, "silence before a request's first sound (ms)"),
+    "heard_sentence_gap_ms": ("<=", 500.0, "silence heard between two sentences (ms)"),
+    "bidi_heard_over_floor_ms": (
+        "<=",
+        50.0,
+        "bidi first heard sound over text complete + engine's first window (ms)",
+    ),
 }
 
 #: The quick form's scripted answer: two plain sentences, about 10 s of speech.
@@ -127,18 +139,27 @@ async def bench_tts_only(stack: BenchStack, config: BenchConfig, progress: Progr
     """
     voice = config.voice
 
+    whole_heard: list[float] = []
+    first_heard: list[float] = []
+
     async def whole_text() -> float:
         timing = await measure_request(stack.ws_url, BENCH_TEXT, voice=voice, cancel_after_first_audio=True)
+        if timing.heard_s is not None:
+            whole_heard.append(timing.heard_s * 1e3)
         return timing.ttfa_s * 1e3
 
     async def first_sentence() -> tuple[float, float | None]:
         timing = await measure_request(stack.ws_url, FIRST_SENTENCE, voice=voice)
         rtf = timing.server_elapsed_s / timing.audio_duration_s if timing.audio_duration_s > 0 else None
+        if timing.heard_s is not None:
+            first_heard.append(timing.heard_s * 1e3)
         return timing.ttfa_s * 1e3, rtf
 
     for _ in range(config.warmups):
         await whole_text()
         await first_sentence()
+    whole_heard.clear()
+    first_heard.clear()
     whole: list[float] = []
     first: list[float] = []
     rtf: list[float] = []
@@ -165,6 +186,8 @@ async def bench_tts_only(stack: BenchStack, config: BenchConfig, progress: Progr
         "whole_ttfa_ms": summarize(whole),
         "first_sentence_ttfa_ms": summarize(first),
         "ratio_whole_over_first": _ratio(whole_median, first_median),
+        "whole_heard_ms": summarize(whole_heard) if whole_heard else None,
+        "first_sentence_heard_ms": summarize(first_heard) if first_heard else None,
         # Endpoint time / audio time for the first sentence: below 1 means faster than real time.
         "first_sentence_real_time_factor": _median(rtf),
         "blog_reference_ms": {"whole": 329.3, "first_sentence": 156.7, "ratio": 2.1},
@@ -204,6 +227,7 @@ def _timeline(run: VoiceRun) -> dict[str, Any]:
     first = _first_chunk_times(run)
     return {
         "ttfa_s": run.ttfa_s,
+        "heard_s": run.heard_s,
         "first_chunk_text_complete_s": None if first is None else first[2],
         "text": text,
         "audio": audio,
@@ -320,6 +344,15 @@ async def bench_end_to_end(
             before_engine_ms.append((call.started - run.started_at - arrival_s) * 1e3)
             after_engine_ms.append((run.started_at + run.ttfa_s - call.finished) * 1e3)
 
+    # Time to first heard sound: from the first chunk's text to the listener hearing it, over the
+    # engine's own time to its first window of that chunk in the same trial.
+    heard_over_floor: list[float] = []
+    for run, call in zip(bidi, bidi_engine, strict=True):
+        times = _first_chunk_times(run)
+        if times is not None and call is not None and run.heard_s is not None:
+            heard_over_floor.append((run.heard_s - times[2]) * 1e3 - call.first_segment_s * 1e3)
+    bidi_heard = [run.heard_s * 1e3 for run in bidi if run.heard_s is not None]
+    batch_heard = [run.heard_s * 1e3 for run in batch if run.heard_s is not None]
     bidi_ttfa = [(run.ttfa_s or 0.0) * 1e3 for run in bidi]
     batch_ttfa = [(run.ttfa_s or 0.0) * 1e3 for run in batch]
     end_to_end: dict[str, Any] = {
@@ -336,6 +369,9 @@ async def bench_end_to_end(
         "bidi_server_ttfa_ms": summarize(run.server_ttfa_ms or 0.0 for run in bidi),
         "batch_server_ttfa_ms": summarize(run.server_ttfa_ms or 0.0 for run in batch),
         "ratio_batch_over_bidi": _ratio(_median(batch_ttfa), _median(bidi_ttfa)),
+        "bidi_heard_ms": summarize(bidi_heard) if bidi_heard else None,
+        "batch_heard_ms": summarize(batch_heard) if batch_heard else None,
+        "bidi_heard_over_floor_ms": summarize(heard_over_floor) if heard_over_floor else None,
         "first_chunk_text": first_chunk,
         "first_chunk_text_complete_ms": summarize(text_complete) if text_complete else None,
         "engine_first_segment_ms": summarize(engine_ms) if engine_ms else None,
@@ -434,6 +470,10 @@ def evaluate_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         # Zero stall means zero in EVERY trial, so the worst trial is the figure.
         "bidi_playback_stall_s": float(results["playback"]["bidi_stall_s"]["max"]),
         "opus_share_of_pcm16": results["payload"].get("opus_share_of_pcm16"),
+        "heard_ratio_long_over_short": results.get("heard", {}).get("ratio_long_over_short_heard"),
+        "heard_lead_silence_ms": median_of("heard", "lead_silence_ms"),
+        "heard_sentence_gap_ms": median_of("heard", "sentence_gap_ms"),
+        "bidi_heard_over_floor_ms": median_of("end_to_end", "bidi_heard_over_floor_ms"),
     }
     targets = []
     for name, (comparison, threshold, description) in TARGETS.items():
@@ -463,15 +503,17 @@ async def run_benchmark(stack: BenchStack, config: BenchConfig, progress: Progre
         "config": asdict(config),
         "machine": describe_machine(stack.engine),
     }
-    progress("section 1/5: TTS only")
+    progress("section 1/6: TTS only")
     results["tts_only"] = await bench_tts_only(stack, config, progress)
-    progress("sections 2-4/5: end to end, playback, payload")
+    progress("sections 2-4/6: end to end, playback, payload")
     end_to_end, playback, payload = await bench_end_to_end(stack, config, progress)
     results["end_to_end"] = end_to_end
     results["playback"] = playback
     results["payload"] = payload
-    progress("section 5/5: concurrency")
+    progress("section 5/6: concurrency")
     results["concurrency"] = await bench_concurrency(stack, config, progress)
+    progress("section 6/6: first heard sound")
+    results["heard"] = await bench_heard(stack.ws_url, config.trials, config.warmups, config.voice, progress)
     results["machine"]["load_average_end"] = load_average()
     results["duration_s"] = round(time.perf_counter() - started, 1)
     results["targets"] = evaluate_targets(results)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from websockets.asyncio.client import ClientConnection, connect
 
+from strands_voice.audio_analysis import FirstHeard
 from strands_voice.errors import TTSConnectionError, TTSRequestError, TTSTimeoutError
 from strands_voice.frames import (
     Cancel,
@@ -41,7 +42,11 @@ class RequestTiming:
         audio_bytes: Audio bytes received.
         server_elapsed_s: The endpoint's own ``elapsed_s`` for the request (0 when cancelled).
         audio_duration_s: The endpoint's ``total_duration_s`` for the request (0 when cancelled).
-        cancelled: The request was cancelled after its first audio.
+        cancelled: The request was cancelled after its first audible sound.
+        heard_s: From sending the message to when its first audible sound would be heard (the first
+            10 ms window above -40 dBFS, on a player that starts with the first byte); None when the
+            audio has no audible window.
+        sound_offset_s: Where that sound is in the request's audio (the silence heard before it).
     """
 
     ttfa_s: float
@@ -50,6 +55,8 @@ class RequestTiming:
     server_elapsed_s: float
     audio_duration_s: float
     cancelled: bool = False
+    heard_s: float | None = None
+    sound_offset_s: float | None = None
 
 
 async def time_request(
@@ -59,11 +66,14 @@ async def time_request(
     voice: str | None = None,
     request_id: str | None = None,
     cancel_after_first_audio: bool = False,
+    sample_rate: int = 24_000,
+    audio_sink: bytearray | None = None,
 ) -> RequestTiming:
     """Send one ``synthesize`` message on an open session and time it until ``synthesis_complete``.
 
-    With ``cancel_after_first_audio`` the request is cancelled as soon as its first audio arrives (only
-    the time to first audio is wanted) and timed until ``synthesis_cancelled``.
+    With ``cancel_after_first_audio`` the request is cancelled as soon as its first audible sound has
+    arrived (only the times to first audio and first sound are wanted) and timed until
+    ``synthesis_cancelled``. ``audio_sink``, when given, receives the request's audio bytes.
 
     Raises:
         TTSRequestError: the endpoint answered with an ``error`` frame.
@@ -74,17 +84,27 @@ async def time_request(
     await ws.send(encode_client_message(Synthesize(text=text, voice=voice, request_id=rid)))
     first_audio: float | None = None
     audio_bytes = 0
+    heard = FirstHeard(sample_rate)
+    cancel_sent = False
     while True:
         try:
             frame = await ws.recv()
         except Exception as error:  # websockets raises ConnectionClosed* on any end of the session
             raise TTSConnectionError("closed", "the endpoint closed the session mid-request", rid) from error
         if isinstance(frame, bytes):
+            arrived = time.perf_counter()
             if first_audio is None:
-                first_audio = time.perf_counter()
-                if cancel_after_first_audio:
-                    await ws.send(encode_client_message(Cancel(request_id=rid)))
+                first_audio = arrived
             audio_bytes += len(frame)
+            if audio_sink is not None:
+                audio_sink.extend(frame)
+            if (
+                heard.feed(arrived - started, frame) is not None
+                and cancel_after_first_audio
+                and not cancel_sent
+            ):
+                cancel_sent = True
+                await ws.send(encode_client_message(Cancel(request_id=rid)))
             continue
         message = decode_server_control(frame)
         if isinstance(message, ErrorFrame):
@@ -97,6 +117,8 @@ async def time_request(
                 server_elapsed_s=0.0,
                 audio_duration_s=0.0,
                 cancelled=True,
+                heard_s=heard.heard_at,
+                sound_offset_s=heard.sound_offset_s,
             )
         if isinstance(message, SynthesisComplete) and message.request_id == rid:
             finished = time.perf_counter()
@@ -111,6 +133,8 @@ async def time_request(
                 audio_bytes=audio_bytes,
                 server_elapsed_s=message.elapsed_s,
                 audio_duration_s=message.total_duration_s,
+                heard_s=heard.heard_at,
+                sound_offset_s=heard.sound_offset_s,
             )
 
 
@@ -133,7 +157,7 @@ async def measure_request(
 ) -> RequestTiming:
     """Open a session, time one request on it (the connection's setup is not counted), close it.
 
-    With ``cancel_after_first_audio`` the request is cancelled once its first audio arrived, and the call
+    With ``cancel_after_first_audio`` the request is cancelled once its first sound arrived, and the call
     then waits as long again as the time to first audio: the segment the endpoint was already
     synthesizing ahead finishes in that time instead of slowing the next measurement.
 

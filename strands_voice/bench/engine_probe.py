@@ -23,12 +23,29 @@ def _close(segments: Iterator[Any]) -> None:
         close()
 
 
+@dataclass(frozen=True, slots=True)
+class _WholeSegment:
+    """A whole segment in the shape of a streamed piece (for an engine that cannot stream)."""
+
+    audio: Any
+    segment_end: bool = True
+    timing: Any = None
+
+
+def _pieces(engine: Any, text: str, voice: str, speed: float) -> Iterator[Any]:
+    """``engine.stream`` where the engine streams; else each segment as one piece."""
+    if hasattr(engine, "stream"):
+        return iter(engine.stream(text, voice, speed))
+    return (_WholeSegment(audio) for audio in engine.synthesize(text, voice, speed))
+
+
 def engine_first_segment_ms(
     engine: Any, text: str, *, voice: str, speed: float = 1.0, trials: int = 5, warmups: int = 1
 ) -> list[float]:
-    """Time ``engine.synthesize(text)`` to its first segment, in process, ``trials`` times after warm-up.
+    """Time the engine to its first audio, in process, ``trials`` times after warm-up.
 
-    The generator is closed after the first segment, so the rest of the text is not synthesized.
+    The first audio is the first streamed piece where the engine streams (a window of a segment), else
+    the first segment. The generator is closed after it, so the rest of the text is not synthesized.
 
     Args:
         engine: A loaded engine (``kokoro_endpoint.engines.Engine``).
@@ -44,7 +61,7 @@ def engine_first_segment_ms(
     timings: list[float] = []
     for index in range(warmups + trials):
         started = time.perf_counter()
-        segments = iter(engine.synthesize(text, voice, speed))
+        segments = _pieces(engine, text, voice, speed)
         try:
             next(segments)
             elapsed = time.perf_counter() - started
@@ -110,6 +127,22 @@ class TimedEngine:
             yield from segments
         finally:
             _close(segments)
+
+    def stream(self, text: str, voice: str, speed: float) -> Iterator[Any]:
+        """The wrapped engine's streamed pieces (a segment each when it cannot stream); the first is timed."""
+        pieces = iter(_pieces(self.engine, text, voice, speed))
+        try:
+            started = time.perf_counter()
+            try:
+                first = next(pieces)
+            except StopIteration:
+                return
+            with self._lock:
+                self._calls.append(EngineCall(text, started, time.perf_counter() - started))
+            yield first
+            yield from pieces
+        finally:
+            _close(pieces)
 
     @property
     def calls(self) -> list[EngineCall]:

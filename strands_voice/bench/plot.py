@@ -95,6 +95,63 @@ def _bars(axis: Any, labels: list[str], values: list[float | None], colors: list
     axis.grid(axis="y", alpha=0.3)
 
 
+_HEARD_BARS = (
+    ("short_ttfb_ms", "first byte\n{short} chars"),
+    ("short_heard_ms", "first HEARD\n{short} chars"),
+    ("long_ttfb_ms", "first byte\n{long} chars"),
+    ("long_heard_ms", "first HEARD\n{long} chars"),
+    ("sentence_gap_ms", "silence between\n2 sentences"),
+)
+
+
+def _draw_heard(axis: Any, steps: dict[str, dict[str, Any]]) -> None:
+    """Grouped bars: first byte vs first heard sound (short, long) and the gap, one colour per step."""
+    colors = [_AUDIO_COLOR, _TEXT_COLOR, _PLAY_COLOR, "#7f7f7f"]
+    first = next(iter(steps.values()))
+    labels = [
+        label.format(short=first["short_chars"], long=first["long_chars"]) for _key, label in _HEARD_BARS
+    ]
+    width = 0.8 / max(1, len(steps))
+    for index, (name, heard) in enumerate(steps.items()):
+        values = [(heard.get(key) or {}).get("median") or 0.0 for key, _label in _HEARD_BARS]
+        positions = [p + (index - (len(steps) - 1) / 2) * width for p in range(len(_HEARD_BARS))]
+        bars = axis.bar(positions, values, width, label=name, color=colors[index % len(colors)])
+        for bar, value in zip(bars, values, strict=True):
+            axis.annotate(
+                f"{value:.0f}",
+                (bar.get_x() + bar.get_width() / 2, value),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
+    axis.set_xticks(range(len(_HEARD_BARS)), labels)
+    axis.tick_params(axis="x", labelsize=8)
+    axis.set_ylabel("ms")
+    axis.set_title("time to first byte vs first HEARD sound (medians)", fontsize=10)
+    axis.legend(fontsize=8)
+    axis.grid(axis="y", alpha=0.3)
+
+
+def write_heard_plot(results: dict[str, Any], path: str | Path) -> Path:
+    """Write the PNG of ``strands-voice bench --heard`` (before/after per step) to ``path``.
+
+    Raises:
+        MissingDependencyError: matplotlib is not installed.
+    """
+    plt = _import_pyplot()
+    figure = plt.figure(figsize=(11, 4.5), layout="constrained")
+    _draw_heard(figure.add_subplot(1, 1, 1), results["heard_steps"]["steps"])
+    machine = results["machine"]
+    figure.suptitle(
+        f"strands-voice bench --heard - {machine.get('cpu_model')}, {machine.get('cpu_cores')} cores",
+        fontsize=11,
+    )
+    target = Path(path)
+    figure.savefig(target, dpi=110)
+    plt.close(figure)
+    return target
+
+
 def write_plot(results: dict[str, Any], path: str | Path) -> Path:
     """Write the PNG for ``results`` (as returned by ``run_benchmark``) to ``path``.
 
@@ -110,8 +167,9 @@ def write_plot(results: dict[str, Any], path: str | Path) -> Path:
         for timeline in timelines.values()
     )
 
-    figure = plt.figure(figsize=(12, 8.5), layout="constrained")
-    grid = figure.add_gridspec(3, 3, height_ratios=[1, 1, 1.2])
+    heard = results.get("heard")
+    figure = plt.figure(figsize=(12, 11.5 if heard else 8.5), layout="constrained")
+    grid = figure.add_gridspec(4 if heard else 3, 3, height_ratios=[1, 1, 1.2, 1.2] if heard else [1, 1, 1.2])
     _draw_timeline(figure.add_subplot(grid[0, :]), "bidi", timelines["bidi"], x_max)
     batch_axis = figure.add_subplot(grid[1, :])
     _draw_timeline(batch_axis, "batch", timelines["batch"], x_max)
@@ -146,6 +204,8 @@ def write_plot(results: dict[str, Any], path: str | Path) -> Path:
     concurrency_axis.legend(fontsize=8)
     concurrency_axis.grid(axis="y", alpha=0.3)
 
+    if heard:
+        _draw_heard(figure.add_subplot(grid[3, :]), {"this endpoint": heard})
     machine = results["machine"]
     figure.suptitle(
         f"strands-voice bench{' (quick)' if results['config'].get('quick') else ''} - "

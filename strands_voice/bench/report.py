@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["format_machine", "format_table"]
+__all__ = ["format_heard_steps", "format_machine", "format_table", "heard_rows"]
 
 
 def _ms(figure: dict[str, Any] | None) -> str:
@@ -25,6 +26,89 @@ def format_machine(machine: dict[str, Any]) -> str:
         f"(voice {machine.get('voice')}), load average {machine.get('load_average_start')} -> "
         f"{machine.get('load_average_end')}"
     )
+
+
+def heard_rows(
+    results: dict[str, Any], verdict: Callable[[str], str] | None = None
+) -> list[tuple[str, str, str, str]]:
+    """Rows for the time to first heard sound (issue 15): next to time to first byte, where measured."""
+
+    def mark(name: str) -> str:
+        if verdict is None or not any(t["name"] == name for t in results.get("targets", [])):
+            return ""
+        return verdict(name)
+
+    rows: list[tuple[str, str, str, str]] = []
+    tts = results.get("tts_only", {})
+    if tts.get("whole_heard_ms"):
+        rows.append(("TTS only", "first HEARD sound, whole text", _ms(tts["whole_heard_ms"]), ""))
+        rows.append(
+            ("TTS only", "first HEARD sound, first sentence", _ms(tts["first_sentence_heard_ms"]), "")
+        )
+    e2e = results.get("end_to_end", {})
+    if e2e.get("bidi_heard_ms"):
+        rows.append(("End to end", "first HEARD sound bidi (client)", _ms(e2e["bidi_heard_ms"]), ""))
+        rows.append(("End to end", "first HEARD sound batch (client)", _ms(e2e.get("batch_heard_ms")), ""))
+        rows.append(
+            (
+                "End to end",
+                "bidi heard over text complete + engine's first window",
+                _ms(e2e.get("bidi_heard_over_floor_ms")),
+                mark("bidi_heard_over_floor_ms"),
+            )
+        )
+    heard = results.get("heard")
+    if heard:
+        rows.extend(_heard_section_rows("Heard", heard, mark))
+    return rows
+
+
+def _heard_section_rows(
+    section: str, heard: dict[str, Any], mark: Callable[[str], str]
+) -> list[tuple[str, str, str, str]]:
+    short, long = heard["short_chars"], heard["long_chars"]
+    return [
+        (section, f"first byte, {short}-char sentence", _ms(heard["short_ttfb_ms"]), ""),
+        (section, f"first HEARD sound, {short}-char sentence", _ms(heard["short_heard_ms"]), ""),
+        (section, f"first byte, {long}-char unpunctuated", _ms(heard["long_ttfb_ms"]), ""),
+        (section, f"first HEARD sound, {long}-char unpunctuated", _ms(heard["long_heard_ms"]), ""),
+        (
+            section,
+            f"heard ratio {long} / {short} chars",
+            _num(heard["ratio_long_over_short_heard"], ".2f", "x"),
+            mark("heard_ratio_long_over_short"),
+        ),
+        (
+            section,
+            "silence before the first sound",
+            _ms(heard["lead_silence_ms"]),
+            mark("heard_lead_silence_ms"),
+        ),
+        (
+            section,
+            "silence heard between two sentences",
+            _ms(heard["sentence_gap_ms"]),
+            mark("heard_sentence_gap_ms"),
+        ),
+    ]
+
+
+def format_heard_steps(results: dict[str, Any]) -> str:
+    """The before/after table of ``strands-voice bench --heard`` (one column per step)."""
+    steps = results["heard_steps"]["steps"]
+    names = list(steps)
+    table: list[list[str]] = [["figure", *names]]
+    for index, first in enumerate(_heard_section_rows("", steps[names[0]], lambda _name: "")):
+        label = first[1]
+        values = [_heard_section_rows("", steps[name], lambda _name: "")[index][2] for name in names]
+        table.append([label, *values])
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    lines = [f"strands-voice bench --heard: {format_machine(results['machine'])}"]
+    for row_index, cells in enumerate(table):
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(cells)))
+        if row_index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    return "\n".join(lines)
 
 
 def format_table(results: dict[str, Any]) -> str:
@@ -154,6 +238,8 @@ def format_table(results: dict[str, Any]) -> str:
         rows.append(
             ("Concurrency", f"{level['sessions']} sessions: TTFA p50 / p95 (n={level['samples']})", value, "")
         )
+
+    rows.extend(heard_rows(results, verdict))
 
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     header = ("section", "figure", "median", "target")

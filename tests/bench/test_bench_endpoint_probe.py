@@ -46,7 +46,8 @@ class FakeEndpoint:
                 continue
             await ws.send(json.dumps({"type": "synthesis_start", "request_id": rid, "format": "pcm16"}))
             await asyncio.sleep(AUDIO_DELAY_S)
-            await ws.send(b"{\x00" * 2400)  # PCM may begin with '{' and is still audio (binary frame)
+            # PCM may begin with "{" and is still audio (binary frame); 0x407B is loud: a heard sound.
+            await ws.send(b"{\x40" * 2400)
             if self.honour_cancel:
                 cancel = json.loads(await ws.recv())
                 self.received.append(cancel)
@@ -132,6 +133,7 @@ def test_cancel_after_first_audio_cancels_that_request_and_settles(fake_endpoint
     assert timing.cancelled
     assert AUDIO_DELAY_S * 0.9 <= timing.ttfa_s <= timing.total_s
     assert timing.audio_bytes == 4800
+    assert timing.heard_s == timing.ttfa_s  # audible from its first sample
     synthesize, cancel, close = fake_endpoint.received
     assert cancel == {"type": "cancel", "request_id": synthesize["request_id"]}
     assert close == {"type": "close"}

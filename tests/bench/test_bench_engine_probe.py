@@ -101,3 +101,17 @@ def test_engine_first_segment_ms_times_only_the_first_segment() -> None:
     assert len(timings) == 3
     assert all(ms >= 20.0 for ms in timings)  # the first segment's sleep
     assert engine.segments_made == 4  # one segment per run: the generator was closed after it
+
+
+def test_timed_engine_streams_pieces_and_times_the_first() -> None:
+    """An engine without ``stream``: each segment is one piece that ends its segment; closing still closes."""
+    engine = SlowEngine(first_s=0.01)
+    timed = TimedEngine(engine)
+    pieces = list(timed.stream("one two", "v", 1.0))
+    assert [piece.segment_end for piece in pieces] == [True, True]
+    assert all(piece.audio.shape == (10,) for piece in pieces)
+    assert [call.text for call in timed.calls] == ["one two"]
+    stopped = timed.stream("three four five", "v", 1.0)
+    next(stopped)
+    stopped.close()  # type: ignore[attr-defined]
+    assert engine.closed[-1] == "three four five" and engine.segments_made == 3

@@ -96,6 +96,15 @@ def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.Capt
         assert level["samples"] == level["sessions"]
         assert _positive(level["p50_ms"]) and level["p95_ms"] >= level["p50_ms"]
 
+    # Issue 15: the first heard sound, next to the first byte, never before it.
+    heard = results["heard"]
+    for key in ("short_ttfb_ms", "short_heard_ms", "long_ttfb_ms", "long_heard_ms", "sentence_gap_ms"):
+        assert heard[key]["n"] >= 2, key
+    assert heard["short_heard_ms"]["min"] >= heard["short_ttfb_ms"]["min"]
+    assert heard["lead_silence_ms"]["max"] <= 30  # an audio property: the silence policy trims the lead-in
+    assert e2e["bidi_heard_ms"]["min"] >= e2e["bidi_ttfa_ms"]["min"]
+    assert tts["first_sentence_heard_ms"]["n"] >= 2
+
     assert {target["name"] for target in results["targets"]} == set(TARGETS)
     assert all(isinstance(target["met"], bool) for target in results["targets"])
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,8 +10,8 @@ import pytest
 
 from strands_voice import bench
 from strands_voice.bench.core import BenchConfig, evaluate_targets
-from strands_voice.bench.plot import write_plot
-from strands_voice.bench.report import format_table
+from strands_voice.bench.plot import write_heard_plot, write_plot
+from strands_voice.bench.report import format_heard_steps, format_table
 from strands_voice.bench.stats import summarize
 from strands_voice.cli import build_parser
 from strands_voice.errors import MissingDependencyError, StrandsVoiceError
@@ -29,6 +29,21 @@ def _timeline(first_audio: float) -> dict[str, Any]:
         "stall_s": 0.0,
         "stalls": 0,
         "total_s": first_audio + 6.0,
+    }
+
+
+def _heard(short: float = 520.0, long: float = 610.0, gap: float = 400.0) -> dict[str, Any]:
+    return {
+        "query": "",
+        "short_chars": 44,
+        "long_chars": 197,
+        "short_ttfb_ms": summarize([short - 20, short - 10]),
+        "short_heard_ms": summarize([short, short]),
+        "long_ttfb_ms": summarize([long - 20, long - 10]),
+        "long_heard_ms": summarize([long, long]),
+        "ratio_long_over_short_heard": long / short,
+        "lead_silence_ms": summarize([10.0, 20.0]),
+        "sentence_gap_ms": summarize([gap, gap]),
     }
 
 
@@ -51,6 +66,9 @@ def _results(*, opus_bytes: float) -> dict[str, Any]:
             "first_chunk_text_complete_ms": summarize([600.0, 601.0]),
             "engine_first_segment_ms": summarize([280.0, 290.0]),
             "bidi_overhead_over_floor_ms": summarize([41.0, 39.0]),
+            "bidi_heard_ms": summarize([930.0, 980.0]),
+            "batch_heard_ms": summarize([5430.0, 5530.0]),
+            "bidi_heard_over_floor_ms": summarize([60.0, 70.0]),
             "timelines": {"bidi": _timeline(0.9), "batch": _timeline(5.4)},
         },
         "playback": {"bidi_stall_s": summarize([0.0, 0.0]), "batch_stall_s": summarize([0.0, 0.3])},
@@ -68,6 +86,7 @@ def _results(*, opus_bytes: float) -> dict[str, Any]:
                 "2": {"sessions": 2, "samples": 2, "p50_ms": 500.0, "p95_ms": 640.0, "error": None},
             }
         },
+        "heard": _heard(),
         "duration_s": 1.0,
     }
     results["targets"] = evaluate_targets(results)
@@ -82,7 +101,15 @@ def test_targets_record_where_each_landed() -> None:
         "bidi_overhead_over_floor_ms",
         "bidi_playback_stall_s",
         "opus_share_of_pcm16",
+        "heard_ratio_long_over_short",
+        "heard_lead_silence_ms",
+        "heard_sentence_gap_ms",
+        "bidi_heard_over_floor_ms",
     }
+    assert targets["heard_ratio_long_over_short"]["met"] is True  # 1.17 <= 1.3
+    assert targets["heard_lead_silence_ms"]["value"] == 15.0
+    assert targets["heard_sentence_gap_ms"]["met"] is True  # 400 <= 500
+    assert targets["bidi_heard_over_floor_ms"]["met"] is False  # 65 > 50
     assert targets["e2e_ttfa_ratio_batch_over_bidi"]["met"] is True  # 5.9x >= 5
     assert targets["tts_only_ratio_whole_over_first"]["met"] is True  # 1.04 <= 1.15
     assert targets["bidi_overhead_over_floor_ms"]["met"] is False  # 40 ms > 30 ms
@@ -112,7 +139,9 @@ def test_table_lists_every_figure_and_marks_misses() -> None:
     assert "MISSED" in table  # the 40 ms overhead
     assert "7.8%" in table  # opus share
     assert "2 sessions: TTFA p50 / p95 (n=2)" in table
-    assert "targets met: 4/5" in table
+    assert "first HEARD sound, 197-char unpunctuated" in table
+    assert "first HEARD sound bidi (client)" in table
+    assert "targets met: 7/9" in table
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
@@ -120,7 +149,21 @@ def test_plot_writes_a_png(tmp_path: Path) -> None:
     path = write_plot(_results(opus_bytes=5_000.0), tmp_path / "bench.png")
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    assert len(data) > 20_000  # three panels of drawing, not an empty canvas
+    assert len(data) > 20_000  # four panels of drawing, not an empty canvas
+
+
+def test_heard_steps_table_and_plot(tmp_path: Path) -> None:
+    results = {
+        "machine": {"cpu_model": "Test CPU", "cpu_cores": 2},
+        "heard_steps": {"steps": {"raw": _heard(900.0, 3000.0, 930.0), "trimmed": _heard(530.0, 600.0)}},
+    }
+    table = format_heard_steps(results)
+    assert table.splitlines()[1].split() == ["figure", "raw", "trimmed"]
+    gap_row = next(line for line in table.splitlines() if line.startswith("silence heard between"))
+    assert gap_row.split()[-4:] == ["930", "ms", "400", "ms"]
+    pytest.importorskip("matplotlib")
+    data = write_heard_plot(results, tmp_path / "heard.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_quick_form_is_smaller_than_the_full_one() -> None:

@@ -20,12 +20,14 @@ import numpy.typing as npt
 import pytest
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, BidiSession
 
 pytestmark = pytest.mark.timeout(60)
 
 SEGMENT_SAMPLES = 24_000  # one second: 48,000 bytes of pcm16, two 24,000-byte frames
-SETTINGS = Settings(audio_frame_bytes=24_000)
+# Raw engine audio (no silence trimming or pauses): the byte counts below are the engine's own.
+SETTINGS = Settings(audio_frame_bytes=24_000, silence=SilencePolicy(trim=False))
 # Synthesized while the sender is stuck: the segment being sent, the queue's, and one waiting to go in.
 MOST_AHEAD = AUDIO_BUFFER_SEGMENTS + 2
 

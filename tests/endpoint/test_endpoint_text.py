@@ -130,10 +130,12 @@ def test_synthesize_segments_speaks_a_long_sentence_phrase_by_phrase(onnx_engine
     voice = onnx_engine.default_voice
     phrased = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, 60))
     whole = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, None))
-    assert len(phrased) == 2 and len(whole) == 1
+    # The engine may stream each phrase in windows (issue 15): count audio, not arrays.
+    whole_size = sum(segment.audio.size for segment in whole)
+    assert len(phrased) >= 2 and len(whole) >= 1
     seconds = sum(segment.audio.size for segment in phrased) / onnx_engine.sample_rate
-    assert seconds == pytest.approx(whole[0].audio.size / onnx_engine.sample_rate, rel=0.25)
-    assert phrased[0].audio.size < 0.6 * whole[0].audio.size
+    assert seconds == pytest.approx(whole_size / onnx_engine.sample_rate, rel=0.25)
+    assert phrased[0].audio.size < 0.6 * whole_size
 
 
 class RecordingEngine:

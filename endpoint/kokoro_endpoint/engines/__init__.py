@@ -16,20 +16,25 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import SpeechSegment
 from kokoro_endpoint.normalize import identity, normalize_for_speech
 from kokoro_endpoint.scheduler import close_iterator
+from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import locate, split_segments
-from kokoro_endpoint.timestamps import segment_words, token_spans
+from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
 from strands_voice.frames import WordTiming
 
 __all__ = [
     "ENGINE_KINDS",
     "Engine",
     "RequestAudio",
+    "SpeechPiece",
+    "StreamingEngine",
     "TimedEngine",
     "choose_engine_kind",
     "load_engine",
+    "speech_pieces",
     "synthesize_segments",
 ]
 
@@ -79,6 +84,23 @@ class Engine(Protocol):
 
 
 @runtime_checkable
+class StreamingEngine(Engine, Protocol):
+    """An engine that can also stream within a segment."""
+
+    def stream(self, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+        """Synthesize text, yielding each segment's audio in pieces as soon as each is ready.
+
+        Each ``next()`` does one piece's work (one model call), so a caller can interleave requests and
+        stop between pieces. A segment's last piece has ``segment_end`` set; its first carries the
+        segment's timing when the engine knows it.
+
+        Raises:
+            ValueError: unknown voice.
+        """
+        ...
+
+
+@runtime_checkable
 class TimedEngine(Engine, Protocol):
     """An engine that also reports each segment's phoneme durations (for word timestamps)."""
 
@@ -87,13 +109,44 @@ class TimedEngine(Engine, Protocol):
         ...
 
 
+def speech_pieces(engine: Engine, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+    """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
+
+    A :class:`TimedEngine` that cannot stream gives one piece per segment carrying its timing. Closing
+    this generator closes the engine's.
+    """
+    pieces: Iterator[SpeechPiece]
+    if isinstance(engine, StreamingEngine):
+        pieces = engine.stream(text, voice, speed)
+    elif isinstance(engine, TimedEngine):
+        pieces = _whole_pieces(engine.synthesize_timed(text, voice, speed))
+    else:
+        pieces = _whole_pieces(engine.synthesize(text, voice, speed))
+    try:
+        yield from pieces
+    finally:
+        close_iterator(pieces)
+
+
+def _whole_pieces(segments: Iterator[Any]) -> Iterator[SpeechPiece]:
+    """Each segment (a :class:`SpeechSegment` or bare audio) as one piece; closing it closes ``segments``."""
+    try:
+        for segment in segments:
+            if isinstance(segment, SpeechSegment):
+                yield SpeechPiece(segment.audio, True, segment.timing)
+            else:
+                yield SpeechPiece(segment, True)
+    finally:
+        close_iterator(segments)
+
+
 @dataclass(frozen=True, slots=True)
 class RequestAudio:
-    """One segment of a request: its audio and, when asked, the words it speaks.
+    """One output of a request: its audio and, when asked, the words whose first sound it carries.
 
     Attributes:
         audio: Mono float32 audio.
-        words: The words, ``char_*`` indexing the request's original text, times from this segment's first
+        words: The words, ``char_*`` indexing the request's original text, times from this output's first
             sample (the sender adds the audio already sent); empty when timestamps were not asked for.
     """
 
@@ -107,11 +160,18 @@ def synthesize_segments(
     voice: str,
     speed: float,
     clause_chars: int | None,
+    silence: SilencePolicy | None = None,
     *,
     normalize: bool = True,
     timestamps: bool = False,
 ) -> Iterator[RequestAudio]:
-    """A request's audio, one engine call per sentence or phrase (``text.split_segments``).
+    """A request's audio: one engine call per sentence or phrase (``text.split_segments``), streamed.
+
+    The text is normalized first (``normalize.normalize_for_speech``). With a silence policy that trims,
+    each segment's own leading and trailing silence is cut and the policy's pause follows it (by how its
+    text ends; inside a phrase the engine had to split, a clause pause); see :mod:`kokoro_endpoint.silence`.
+    With timestamps, each segment's words ride on the output that carries its first sound, timed from that
+    output's first sample (what the trimming dropped and any pause put before it accounted for).
 
     Args:
         engine: The loaded engine.
@@ -119,34 +179,70 @@ def synthesize_segments(
         voice: One of the engine's voices.
         speed: Speaking rate.
         clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
+        silence: How to shape silence; None (or ``trim=False``) sends the engine's audio as it is.
         normalize: Read written forms the way people say them (``normalize.normalize_for_speech``).
-        timestamps: Work out each segment's words (needs a :class:`TimedEngine`; others give none).
+        timestamps: Work out each segment's words (needs an engine that reports timing; others give none).
 
     Yields:
-        The segments, in order. Closing this generator closes the engine's current one.
+        Outputs as they are ready (never empty audio), one per engine step (plus each phrase's pause).
+        Closing this generator closes the engine's current call.
     """
+    rate = engine.sample_rate
+    policy = silence if silence is not None and silence.trim else None
+    shaper = SegmentShaper(policy, rate) if policy is not None else None
     normalized = normalize_for_speech(text) if normalize else identity(text)
-    timed = timestamps and isinstance(engine, TimedEngine)
+    empty = np.zeros(0, dtype=np.float32)
+    emitted = 0  # samples yielded so far
+    words_end = 0  # where (in samples yielded) the last word placed ends
     cursor = 0
-    for piece in split_segments(normalized.text, clause_chars):
-        offset = max(cursor, locate(normalized.text, piece, cursor))
+    for phrase in split_segments(normalized.text, clause_chars):
+        offset = max(cursor, locate(normalized.text, phrase, cursor))
         cursor = offset + 1
-        if timed:
-            segments: Iterator[Any] = engine.synthesize_timed(piece, voice, speed)  # type: ignore[attr-defined]
-        else:
-            segments = engine.synthesize(piece, voice, speed)
+        pieces = speech_pieces(engine, phrase, voice, speed)
         try:
-            for segment in segments:
-                if not isinstance(segment, SpeechSegment):
-                    yield RequestAudio(segment)
-                    continue
-                words: list[WordTiming] = []
-                if segment.timing is not None:
-                    spans = token_spans(segment.timing, engine.sample_rate)
-                    words = segment_words(spans, offset, normalized)
-                yield RequestAudio(segment.audio, tuple(words))
+            owed = False  # the segment before (in this phrase) owes a clause pause
+            words: list[WordTiming] = []  # the current segment's words, until its first sound is out
+            for piece in pieces:
+                if timestamps and piece.timing is not None:
+                    words = segment_words(token_spans(piece.timing, rate), offset, normalized)
+                if shaper is None or policy is None:
+                    audio, first_sound, shift = piece.audio, piece.audio.size > 0, 0.0
+                else:
+                    # One output per engine step: a pause owed by the segment before, this piece's sound,
+                    # and, when the piece ends its segment, the kept tail.
+                    head = _pause(policy.clause_pause_ms, rate, words_end - emitted) if owed else empty
+                    was_sounding = shaper.sounding
+                    sound = shaper.feed(piece.audio)
+                    first_sound = shaper.sounding and not was_sounding
+                    shift = (len(head) - shaper.lead_dropped) / rate
+                    owed = piece.segment_end
+                    tail = shaper.end_segment(0.0) if owed else empty
+                    audio = np.concatenate([head, sound, tail])
+                placed: tuple[WordTiming, ...] = ()
+                if words and first_sound:
+                    placed, words = shift_words(words, shift), []
+                    words_end = emitted + round(max(word.end_s for word in placed) * rate)
+                if piece.segment_end:
+                    words = []  # a segment without sound has no words to show
+                if audio.size:
+                    emitted += audio.size
+                    yield RequestAudio(audio, placed)
+            if policy is not None and owed:
+                pause = _pause(pause_after(phrase, policy), rate, words_end - emitted)
+                if pause.size:
+                    emitted += pause.size
+                    yield RequestAudio(pause)
         finally:
-            close_iterator(segments)
+            close_iterator(pieces)
+
+
+def _pause(ms: float, rate: int, at_least: int) -> npt.NDArray[np.float32]:
+    """A pause of ``ms``, or of ``at_least`` samples when longer.
+
+    The model's durations may give a segment's last word a longer end than the sound the trimming kept;
+    the pause after it then lasts until that end, so the next segment's words never start before it.
+    """
+    return np.zeros(max(round(rate * ms / 1000), at_least), dtype=np.float32)
 
 
 def load_engine(kind: str = "auto", model_dir: str | Path | None = None, device: str | None = None) -> Engine:

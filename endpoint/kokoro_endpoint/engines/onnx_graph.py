@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Final
 
-__all__ = ["DURATION_TENSOR", "FRAME_SAMPLES", "cache_dir", "model_with_durations"]
+__all__ = ["DURATION_TENSOR", "FRAME_SAMPLES", "cache_dir", "model_with_durations", "sha256_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,8 @@ def cache_dir() -> Path:
     return Path(base) / "kokoro_endpoint"
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
+    """The file's sha256 (hex); derived model files are keyed by their source's."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -57,7 +58,7 @@ def model_with_durations(model_file: Path, cache: Path | None = None) -> Path:
     """
     folder = cache or cache_dir()
     try:
-        derived = folder / f"{model_file.stem}.durations.{_sha256(model_file)[:16]}.onnx"
+        derived = folder / f"{model_file.stem}.durations.{sha256_of(model_file)[:16]}.onnx"
         if derived.is_file():
             return derived
         return _derive(model_file, derived)

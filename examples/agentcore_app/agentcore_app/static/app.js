@@ -313,6 +313,7 @@ const stats = {
   maxUnderrunMs: 0,
   activeSources: 0,
   ttfaMs: null,
+  heardMs: null,
   agentTtfaMs: null,
   sentences: 0,
   audioEndSeconds: null,
@@ -346,10 +347,23 @@ function getAudio() {
   return audioContext;
 }
 
+// Seconds into `samples` of the first 10 ms window whose RMS is above -40 dBFS, or null (as
+// strands_voice.audio_analysis.first_audible_sample does on the server side).
+function firstAudibleOffset(samples, rate) {
+  const window = Math.max(1, Math.round(rate * 0.01));
+  const threshold = 10 ** (-40 / 10) * window;
+  for (let start = 0; start + window <= samples.length; start += window) {
+    let energy = 0;
+    for (let i = start; i < start + window; i += 1) energy += samples[i] * samples[i];
+    if (energy > threshold) return start / rate;
+  }
+  return null;
+}
+
 function resetStats() {
   Object.assign(stats, {
     events: 0, textDeltas: 0, chunksReceived: 0, chunksScheduled: 0, bytesReceived: 0,
-    audioSecondsScheduled: 0, underruns: 0, maxUnderrunMs: 0, ttfaMs: null, agentTtfaMs: null,
+    audioSecondsScheduled: 0, underruns: 0, maxUnderrunMs: 0, ttfaMs: null, heardMs: null, agentTtfaMs: null,
     sentences: 0, audioEndSeconds: null, format: null, firstStartAt: null, lastEndAt: null, errors: [],
     wordsReceived: 0, wordsHighlighted: [], highlightNow: null,
   });
@@ -611,6 +625,14 @@ class Run {
         // Time to first audio: from Speak to the moment the first sample is due to play.
         stats.ttfaMs = this.now() + (startAt - audioContext.currentTime) * 1000;
         $("ttfa").textContent = fmtMs(stats.ttfaMs);
+      }
+      if (stats.heardMs === null) {
+        // Time to first HEARD sound: when the first 10 ms window above -40 dBFS is due to play.
+        const offset = firstAudibleOffset(samples, rate);
+        if (offset !== null) {
+          stats.heardMs = this.now() + (startAt + offset - audioContext.currentTime) * 1000;
+          $("heard").textContent = fmtMs(stats.heardMs);
+        }
       }
       stats.lastEndAt = endAt;
       if (s.playStart === null) {
@@ -900,7 +922,7 @@ function speak(event) {
   clearError();
   resetStats();
   $("answer").replaceChildren();
-  for (const id of ["ttfa", "agent-ttfa", "done-times"]) $(id).textContent = "–";
+  for (const id of ["ttfa", "heard", "agent-ttfa", "done-times"]) $(id).textContent = "–";
   $("chunks").textContent = "0";
   $("audio-seconds").textContent = "0.0 s";
   run = new Run(payload);

@@ -1,0 +1,118 @@
+"""Windowed decoding plan and stitching (pure): a segment's audio in overlapping windows of frames.
+
+Kokoro's decoder is a convolutional vocoder, so a window of frames decoded with some context on each side
+matches the whole-segment decode closely inside the window. The windows grow (a small first one, so the
+first audio comes quickly; bigger ones after, so the context costs little), and neighbouring windows
+overlap by ``crossfade`` samples that are cross-faded (weights summing to one), so the seam does not click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Window", "WindowPlan", "WindowStitcher"]
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One decoder call: frames ``[start, stop)`` are kept; ``[lo, hi)`` are decoded (with context)."""
+
+    start: int
+    stop: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How a segment's frames are cut into windows.
+
+    Attributes:
+        first: Frames in the first window (before its right context).
+        growth: Each later window is this many times the previous one ...
+        largest: ... up to this many frames.
+        context: Frames decoded on each side of a window and thrown away.
+        smallest: A last window shorter than this joins the one before it.
+        lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
+            first window's speech; the earlier ones are sent as zeros without being decoded.
+    """
+
+    first: int = 20
+    growth: float = 2.0
+    largest: int = 160
+    context: int = 16
+    smallest: int = 12
+    lead_frames: int = 6
+
+    def __post_init__(self) -> None:
+        if min(self.first, self.largest, self.smallest) < 1 or min(self.context, self.lead_frames) < 0:
+            raise ValueError("window sizes must be positive")
+        if self.growth < 1:
+            raise ValueError("growth must be at least 1")
+
+    def windowed(self, frames: int) -> bool:
+        """Whether a segment of ``frames`` frames is worth more than one window."""
+        return frames > self.first + self.context + self.smallest
+
+    def windows(self, frames: int) -> Iterator[Window]:
+        """The windows covering ``[0, frames)`` in order (one window when the segment is short)."""
+        if not self.windowed(frames):
+            yield Window(0, frames, 0, frames)
+            return
+        start, size = 0, self.first
+        while start < frames:
+            stop = min(frames, start + size)
+            if frames - stop < self.smallest:
+                stop = frames
+            yield Window(start, stop, max(0, start - self.context), min(frames, stop + self.context))
+            start = stop
+            size = min(self.largest, max(self.smallest, size + 1, round(size * self.growth)))
+
+
+class WindowStitcher:
+    """Joins windows' audio into one stream, cross-fading each seam over ``crossfade`` samples.
+
+    The seam between two windows is centred on their shared frame boundary, so every window must be
+    decoded with at least ``crossfade / 2`` samples of context on each inner side.
+
+    Args:
+        hop: Samples per frame.
+        total: Samples in the whole segment.
+        crossfade: Samples cross-faded at each seam (rounded down to even).
+    """
+
+    def __init__(self, hop: int, total: int, crossfade: int = 240) -> None:
+        self._hop = hop
+        self._total = total
+        self._half = max(0, crossfade // 2)
+        self._tail = np.zeros(0, dtype=np.float32)  # the previous window's part of the next seam
+
+    def add(self, window: Window, audio: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Take one window's decoded audio (of frames ``[lo, hi)``); return the samples final now.
+
+        Raises:
+            ValueError: the audio is not ``(hi - lo) * hop`` samples long, or the context is too short
+                for the cross-fade.
+        """
+        hop, half = self._hop, self._half
+        if len(audio) != (window.hi - window.lo) * hop:
+            raise ValueError("window audio has the wrong length")
+        first = window.start * hop - (half if window.start > 0 else 0)
+        last_window = window.stop * hop >= self._total
+        end = window.stop * hop + (0 if last_window else half)
+        if first < window.lo * hop or end > window.hi * hop:
+            raise ValueError("window context is shorter than half the cross-fade")
+        piece = audio[first - window.lo * hop : end - window.lo * hop].astype(np.float32, copy=True)
+        overlap = len(self._tail)
+        if overlap:
+            fade = (np.arange(overlap, dtype=np.float32) + 0.5) / overlap
+            piece[:overlap] = piece[:overlap] * fade + self._tail * (1.0 - fade)
+        if last_window or not half:
+            self._tail = np.zeros(0, dtype=np.float32)
+            return piece
+        self._tail = piece[len(piece) - 2 * half :].copy()
+        return piece[: len(piece) - 2 * half]

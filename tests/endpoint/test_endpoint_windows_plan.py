@@ -1,0 +1,46 @@
+"""Windowed decoding (pure): the plan covers every frame once, and stitching is exact on one signal."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from kokoro_endpoint.engines.windows import Window, WindowPlan, WindowStitcher
+
+
+@given(frames=st.integers(1, 600), first=st.integers(1, 40), context=st.integers(1, 20))
+@example(frames=49, first=20, context=16)
+def test_windows_cover_each_frame_once_with_context_inside_the_segment(
+    frames: int, first: int, context: int
+) -> None:
+    plan = WindowPlan(first=first, context=context)
+    windows = list(plan.windows(frames))
+    assert windows[0].start == 0 and windows[-1].stop == frames
+    for before, after in itertools.pairwise(windows):
+        assert before.stop == after.start
+    for window in windows:
+        assert 0 <= window.lo <= window.start < window.stop <= window.hi <= frames
+    if len(windows) > 1:
+        assert windows[0].stop - windows[0].start == first
+        assert all(w.stop - w.start >= plan.smallest for w in windows[1:])
+
+
+@given(frames=st.integers(1, 400), seed=st.integers(0, 3))
+@example(frames=60, seed=0)
+def test_stitching_windows_of_one_signal_gives_that_signal(frames: int, seed: int) -> None:
+    hop = 600
+    signal = np.random.default_rng(seed).standard_normal(frames * hop).astype(np.float32)
+    stitcher = WindowStitcher(hop, frames * hop, crossfade=240)
+    out = [stitcher.add(w, signal[w.lo * hop : w.hi * hop]) for w in WindowPlan().windows(frames)]
+    np.testing.assert_allclose(np.concatenate(out), signal, atol=1e-6)
+
+
+def test_stitcher_refuses_context_shorter_than_the_crossfade() -> None:
+    stitcher = WindowStitcher(10, 100, crossfade=40)
+    with pytest.raises(ValueError, match="context"):
+        stitcher.add(Window(0, 5, 0, 5), np.zeros(50, dtype=np.float32))
+    with pytest.raises(ValueError, match="length"):
+        stitcher.add(Window(0, 5, 0, 7), np.zeros(50, dtype=np.float32))
