@@ -1,420 +1,60 @@
 """strands-voice: low-latency voice for Strands agents.
 
-The library's public names, re-exported from the modules that own them (each module's ``__all__``).
-They load lazily (PEP 562), so ``import strands_voice.frames`` in the TTS endpoint does not pull in
-Strands, boto3 or the SageMaker SDK.
+The public API, on one screen. Add :class:`VoiceCallbackHandler` (or :class:`VoicePlugin`) to an agent
+and it speaks each sentence over one persistent TTS session while the model is still writing the next.
+Everything else stays importable from the module that owns it (for example
+``strands_voice.session.RequestCompleted`` or ``strands_voice_protocol.frames.Synthesize``).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.errors import (
+    MissingDependencyError,
+    StrandsVoiceError,
+    TextEncodingError,
+    TTSConnectionError,
+    TTSError,
+    TTSRequestError,
+    TTSTimeoutError,
+)
+from strands_voice_protocol.events import EVENT_TYPES, Event
 
-if TYPE_CHECKING:
-    from strands_voice.audio import (
-        AUDIO_FORMATS,
-        BYTES_PER_SECOND,
-        CODEC_FORMATS,
-        MIME_TYPES,
-        SAMPLE_RATE,
-        STREAMING_WAV_SIZE,
-        AacEncoder,
-        AudioEncoder,
-        FlacEncoder,
-        Mp3Encoder,
-        OpusEncoder,
-        Pcm16Encoder,
-        WavEncoder,
-        adts_frame_size,
-        create_encoder,
-        decode_audio,
-        float32_to_pcm16,
-        mp3_frame_size,
-        pcm16_to_float32,
-        pcm16_to_wav,
-        wav_header,
-        write_wav,
-    )
-    from strands_voice.chunker import (
-        ABBREVIATIONS,
-        IncrementalSentenceChunker,
-        clean_for_speech,
-        ends_with_abbreviation,
-    )
-    from strands_voice.connect import (
-        BIDI_PATH,
-        transport_from_url,
-    )
-    from strands_voice.errors import (
-        AGENT_ERROR_CODES,
-        AgentErrorCode,
-        AudioEncodingError,
-        FrameDecodeError,
-        MissingDependencyError,
-        SageMakerStreamError,
-        SSEDecodeError,
-        StrandsVoiceError,
-        TextEncodingError,
-        TTSConnectionError,
-        TTSError,
-        TTSRequestError,
-        TTSTimeoutError,
-    )
-    from strands_voice.event_queue import (
-        EventQueue,
-    )
-    from strands_voice.events import (
-        EVENT_TYPES,
-        Event,
-        EventBuilder,
-    )
-    from strands_voice.frames import (
-        DEFAULT_CHANNELS,
-        DEFAULT_FORMAT,
-        DEFAULT_SAMPLE_RATE,
-        ERROR_CODES,
-        Cancel,
-        ClientMessage,
-        Close,
-        ErrorCode,
-        ErrorFrame,
-        Keepalive,
-        ServerMessage,
-        SynthesisCancelled,
-        SynthesisComplete,
-        SynthesisStart,
-        Synthesize,
-        WordTimestamps,
-        WordTiming,
-        decode_client_message,
-        decode_server_control,
-        decode_server_frame,
-        encode_client_message,
-        encode_server_message,
-        is_control_frame,
-        words_json,
-    )
-    from strands_voice.handler import (
-        DEFAULT_MAX_QUEUED_EVENTS,
-        VOICE_OPTIONS_KEY,
-        EventStream,
-        VoiceCallbackHandler,
-        ends_model_turn,
-    )
-    from strands_voice.heard import (
-        DeliveryLog,
-        heard_text,
-    )
-    from strands_voice.modes import (
-        run_batch,
-        run_bidi,
-        run_voice,
-    )
-    from strands_voice.plugin import (
-        VoicePlugin,
-    )
-    from strands_voice.response import (
-        Response,
-    )
-    from strands_voice.retry import (
-        NO_RETRY,
-        RetryPolicy,
-        is_retryable,
-    )
-    from strands_voice.sagemaker import (
-        SageMakerTransport,
-    )
-    from strands_voice.scripted import (
-        SCRIPTED_ANSWER,
-        ScriptedModel,
-        ScriptedModelConfig,
-        split_tokens,
-    )
-    from strands_voice.session import (
-        DEFAULT_RETRY,
-        AudioChunk,
-        RequestCancelled,
-        RequestCompleted,
-        RequestFailed,
-        RequestRestarted,
-        RequestStarted,
-        SessionEvent,
-        TTSSession,
-        WordsReceived,
-    )
-    from strands_voice.speaker import (
-        DEFAULT_MAX_REQUEST_CHARS,
-        MODES,
-        Mode,
-        Speaker,
-        TransportFactory,
-        VoiceOptions,
-        split_for_requests,
-    )
-    from strands_voice.sse import (
-        DEFAULT_MAX_EVENT_BYTES,
-        SSEDecoder,
-        SSEEvent,
-        encode_sse,
-        encode_sse_event,
-    )
-    from strands_voice.tasks import cancel_and_wait
-    from strands_voice.transport import (
-        Frame,
-        FrameTransport,
-    )
-    from strands_voice.websocket import (
-        WebSocketTransport,
-    )
+from strands_voice.connect import transport_from_url
+from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.modes import run_voice
+from strands_voice.plugin import VoicePlugin
+from strands_voice.retry import RetryPolicy
+from strands_voice.sagemaker import SageMakerTransport
+from strands_voice.session import TTSSession
+from strands_voice.speaker import Mode, VoiceOptions
+from strands_voice.transport import FrameTransport
+from strands_voice.websocket import WebSocketTransport
 
-__version__ = "0.1.0"
-
-# Public name -> the module that owns it.
-_EXPORTS: dict[str, str] = {
-    "ends_model_turn": "handler",
-    "DEFAULT_MAX_QUEUED_EVENTS": "handler",
-    "MODES": "speaker",
-    "Response": "response",
-    "heard_text": "heard",
-    "DeliveryLog": "heard",
-    "EventQueue": "event_queue",
-    "ABBREVIATIONS": "chunker",
-    "AGENT_ERROR_CODES": "errors",
-    "AUDIO_FORMATS": "audio",
-    "AacEncoder": "audio",
-    "CODEC_FORMATS": "audio",
-    "FlacEncoder": "audio",
-    "adts_frame_size": "audio",
-    "AgentErrorCode": "errors",
-    "AudioChunk": "session",
-    "AudioEncoder": "audio",
-    "AudioEncodingError": "errors",
-    "BIDI_PATH": "connect",
-    "BYTES_PER_SECOND": "audio",
-    "Cancel": "frames",
-    "ClientMessage": "frames",
-    "Close": "frames",
-    "DEFAULT_CHANNELS": "frames",
-    "DEFAULT_FORMAT": "frames",
-    "DEFAULT_MAX_EVENT_BYTES": "sse",
-    "DEFAULT_RETRY": "session",
-    "DEFAULT_MAX_REQUEST_CHARS": "speaker",
-    "DEFAULT_SAMPLE_RATE": "frames",
-    "ERROR_CODES": "frames",
-    "EVENT_TYPES": "events",
-    "ErrorCode": "frames",
-    "ErrorFrame": "frames",
-    "Event": "events",
-    "EventBuilder": "events",
-    "EventStream": "handler",
-    "Frame": "transport",
-    "FrameDecodeError": "errors",
-    "FrameTransport": "transport",
-    "IncrementalSentenceChunker": "chunker",
-    "Keepalive": "frames",
-    "MIME_TYPES": "audio",
-    "MissingDependencyError": "errors",
-    "Mode": "speaker",
-    "Mp3Encoder": "audio",
-    "NO_RETRY": "retry",
-    "OpusEncoder": "audio",
-    "Pcm16Encoder": "audio",
-    "RequestCancelled": "session",
-    "RequestCompleted": "session",
-    "RequestFailed": "session",
-    "RequestRestarted": "session",
-    "RequestStarted": "session",
-    "WordsReceived": "session",
-    "WordTimestamps": "frames",
-    "WordTiming": "frames",
-    "words_json": "frames",
-    "RetryPolicy": "retry",
-    "SAMPLE_RATE": "audio",
-    "SCRIPTED_ANSWER": "scripted",
-    "SSEDecodeError": "errors",
-    "SSEDecoder": "sse",
-    "SSEEvent": "sse",
-    "STREAMING_WAV_SIZE": "audio",
-    "SageMakerStreamError": "errors",
-    "SageMakerTransport": "sagemaker",
-    "ScriptedModel": "scripted",
-    "ScriptedModelConfig": "scripted",
-    "ServerMessage": "frames",
-    "SessionEvent": "session",
-    "Speaker": "speaker",
-    "StrandsVoiceError": "errors",
-    "SynthesisCancelled": "frames",
-    "SynthesisComplete": "frames",
-    "SynthesisStart": "frames",
-    "Synthesize": "frames",
-    "TTSConnectionError": "errors",
-    "TTSError": "errors",
-    "TTSRequestError": "errors",
-    "TTSSession": "session",
-    "TTSTimeoutError": "errors",
-    "TextEncodingError": "errors",
-    "TransportFactory": "speaker",
-    "VOICE_OPTIONS_KEY": "handler",
-    "VoiceCallbackHandler": "handler",
-    "VoiceOptions": "speaker",
-    "VoicePlugin": "plugin",
-    "WavEncoder": "audio",
-    "WebSocketTransport": "websocket",
-    "cancel_and_wait": "tasks",
-    "clean_for_speech": "chunker",
-    "create_encoder": "audio",
-    "decode_audio": "audio",
-    "decode_client_message": "frames",
-    "decode_server_control": "frames",
-    "decode_server_frame": "frames",
-    "encode_client_message": "frames",
-    "encode_server_message": "frames",
-    "encode_sse": "sse",
-    "encode_sse_event": "sse",
-    "ends_with_abbreviation": "chunker",
-    "float32_to_pcm16": "audio",
-    "is_control_frame": "frames",
-    "is_retryable": "retry",
-    "mp3_frame_size": "audio",
-    "pcm16_to_float32": "audio",
-    "pcm16_to_wav": "audio",
-    "run_batch": "modes",
-    "run_bidi": "modes",
-    "run_voice": "modes",
-    "split_for_requests": "speaker",
-    "split_tokens": "scripted",
-    "transport_from_url": "connect",
-    "wav_header": "audio",
-    "write_wav": "audio",
-}
-
-__all__ = [
-    "ABBREVIATIONS",
-    "AGENT_ERROR_CODES",
-    "AUDIO_FORMATS",
-    "BIDI_PATH",
-    "BYTES_PER_SECOND",
-    "CODEC_FORMATS",
-    "DEFAULT_CHANNELS",
-    "DEFAULT_FORMAT",
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_QUEUED_EVENTS",
-    "DEFAULT_MAX_REQUEST_CHARS",
-    "DEFAULT_RETRY",
-    "DEFAULT_SAMPLE_RATE",
-    "ERROR_CODES",
-    "EVENT_TYPES",
-    "MIME_TYPES",
-    "MODES",
-    "NO_RETRY",
-    "SAMPLE_RATE",
-    "SCRIPTED_ANSWER",
-    "STREAMING_WAV_SIZE",
-    "VOICE_OPTIONS_KEY",
-    "AacEncoder",
-    "AgentErrorCode",
-    "AudioChunk",
-    "AudioEncoder",
-    "AudioEncodingError",
-    "Cancel",
-    "ClientMessage",
-    "Close",
-    "DeliveryLog",
-    "ErrorCode",
-    "ErrorFrame",
-    "Event",
-    "EventBuilder",
-    "EventQueue",
-    "EventStream",
-    "FlacEncoder",
-    "Frame",
-    "FrameDecodeError",
-    "FrameTransport",
-    "IncrementalSentenceChunker",
-    "Keepalive",
-    "MissingDependencyError",
-    "Mode",
-    "Mp3Encoder",
-    "OpusEncoder",
-    "Pcm16Encoder",
-    "RequestCancelled",
-    "RequestCompleted",
-    "RequestFailed",
-    "RequestRestarted",
-    "RequestStarted",
-    "Response",
-    "RetryPolicy",
-    "SSEDecodeError",
-    "SSEDecoder",
-    "SSEEvent",
-    "SageMakerStreamError",
-    "SageMakerTransport",
-    "ScriptedModel",
-    "ScriptedModelConfig",
-    "ServerMessage",
-    "SessionEvent",
-    "Speaker",
-    "StrandsVoiceError",
-    "SynthesisCancelled",
-    "SynthesisComplete",
-    "SynthesisStart",
-    "Synthesize",
-    "TTSConnectionError",
-    "TTSError",
-    "TTSRequestError",
-    "TTSSession",
-    "TTSTimeoutError",
-    "TextEncodingError",
-    "TransportFactory",
+__all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
+    # Voice for an agent
     "VoiceCallbackHandler",
-    "VoiceOptions",
     "VoicePlugin",
-    "WavEncoder",
-    "WebSocketTransport",
-    "WordTimestamps",
-    "WordTiming",
-    "WordsReceived",
-    "adts_frame_size",
-    "cancel_and_wait",
-    "clean_for_speech",
-    "create_encoder",
-    "decode_audio",
-    "decode_client_message",
-    "decode_server_control",
-    "decode_server_frame",
-    "encode_client_message",
-    "encode_server_message",
-    "encode_sse",
-    "encode_sse_event",
-    "ends_model_turn",
-    "ends_with_abbreviation",
-    "float32_to_pcm16",
-    "heard_text",
-    "is_control_frame",
-    "is_retryable",
-    "mp3_frame_size",
-    "pcm16_to_float32",
-    "pcm16_to_wav",
-    "run_batch",
-    "run_bidi",
+    "VoiceOptions",
+    "Mode",
     "run_voice",
-    "split_for_requests",
-    "split_tokens",
+    # The TTS session and its transports
+    "TTSSession",
+    "RetryPolicy",
+    "FrameTransport",
+    "WebSocketTransport",
+    "SageMakerTransport",
     "transport_from_url",
-    "wav_header",
-    "words_json",
-    "write_wav",
+    # Text in, events out
+    "IncrementalSentenceChunker",
+    "Event",
+    "EVENT_TYPES",
+    # Errors (one root: StrandsVoiceError)
+    "StrandsVoiceError",
+    "MissingDependencyError",
+    "TextEncodingError",
+    "TTSError",
+    "TTSConnectionError",
+    "TTSRequestError",
+    "TTSTimeoutError",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"strands_voice.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

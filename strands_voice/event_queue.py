@@ -6,7 +6,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-from strands_voice.events import Event
+from strands_voice_protocol.events import Event
 
 __all__ = ["EventQueue"]
 

@@ -56,14 +56,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from strands.handlers.callback_handler import CompositeCallbackHandler
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.events import Event, EventBuilder
+from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.chunker import IncrementalSentenceChunker
 from strands_voice.connect import transport_from_url
 from strands_voice.event_queue import EventQueue
-from strands_voice.events import Event, EventBuilder
 from strands_voice.response import Response
 from strands_voice.speaker import DEFAULT_MAX_REQUEST_CHARS, Mode, TransportFactory, VoiceOptions
-from strands_voice.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from strands import Agent

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from strands_voice.audio import BYTES_PER_SECOND
-from strands_voice.events import Event
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.events import Event
 
 __all__ = ["DeliveryLog", "heard_text"]
 

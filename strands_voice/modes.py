@@ -18,7 +18,8 @@ from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from strands_voice.events import Event
+from strands_voice_protocol.events import Event
+
 from strands_voice.handler import DEFAULT_MAX_QUEUED_EVENTS, VoiceCallbackHandler
 from strands_voice.speaker import DEFAULT_MAX_REQUEST_CHARS as DEFAULT_MAX_REQUEST_CHARS
 from strands_voice.speaker import MODES, Mode, TransportFactory, VoiceOptions

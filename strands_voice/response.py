@@ -28,9 +28,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from strands_voice.audio import BYTES_PER_SECOND
-from strands_voice.chunker import IncrementalSentenceChunker, clean_for_speech
-from strands_voice.events import Event, EventBuilder
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.events import Event, EventBuilder
+
 from strands_voice.heard import DeliveryLog
 from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
 

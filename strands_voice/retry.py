@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from strands_voice.errors import TTSError
+from strands_voice_protocol.errors import TTSError
 
 __all__ = ["NO_RETRY", "RetryPolicy", "is_retryable"]
 

@@ -12,14 +12,14 @@ Mapping (PROTOCOL.md, Leg 2):
   a text WebSocket frame);
 * incoming parts are told apart by ``data_type`` (``UTF8`` → control ``str``, ``BINARY`` → audio
   ``bytes``); a part without one falls back to the whole-chunk JSON rule
-  (:func:`strands_voice.frames.is_control_frame`); ``PARTIAL`` parts are joined until the part that
+  (:func:`strands_voice_protocol.frames.is_control_frame`); ``PARTIAL`` parts are joined until the part that
   completes them;
 * ``ModelStreamError`` / ``InternalStreamFailure`` (and errors answering the request itself) become
-  :class:`~strands_voice.errors.SageMakerStreamError` carrying SageMaker's error code.
+  :class:`~strands_voice_protocol.errors.SageMakerStreamError` carrying SageMaker's error code.
 
 Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
 container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
-lazily: without it, :class:`~strands_voice.errors.MissingDependencyError` says what to install.
+lazily: without it, :class:`~strands_voice_protocol.errors.MissingDependencyError` says what to install.
 
 Example:
     ```python
@@ -43,15 +43,16 @@ from types import ModuleType
 from typing import Any, Final, NoReturn
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from strands_voice.errors import (
+from strands_voice_protocol.errors import (
     MissingDependencyError,
     SageMakerStreamError,
     TTSConnectionError,
     TTSError,
     TTSTimeoutError,
 )
-from strands_voice.frames import is_control_frame
-from strands_voice.tasks import cancel_and_wait
+from strands_voice_protocol.frames import is_control_frame
+from strands_voice_protocol.tasks import cancel_and_wait
+
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]

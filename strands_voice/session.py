@@ -1,7 +1,8 @@
 """The TTS session: one Leg 1 session over any :class:`~strands_voice.transport.FrameTransport`.
 
 The session holds the logic every transport shares: request ids, strict ordering, decoding frames with
-:mod:`strands_voice.frames`, the connect timeout, the silence timeout (applied only while audio is owed),
+:mod:`strands_voice_protocol.frames`, the connect timeout, the silence timeout (applied only while audio is
+owed),
 a keepalive while nothing is owed, resume after a dropped connection, retry on ``busy``, and typed
 events. Text chunks are sent the moment :meth:`TTSSession.synthesize` is called, without waiting for
 earlier requests' audio: the endpoint pipelines them and answers strictly in order.
@@ -41,8 +42,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
-from strands_voice.errors import FrameDecodeError, TTSConnectionError, TTSError, TTSTimeoutError
-from strands_voice.frames import (
+from strands_voice_protocol.errors import FrameDecodeError, TTSConnectionError, TTSError, TTSTimeoutError
+from strands_voice_protocol.frames import (
     Cancel,
     ClientMessage,
     Close,
@@ -57,6 +58,7 @@ from strands_voice.frames import (
     decode_server_frame,
     encode_client_message,
 )
+
 from strands_voice.retry import Backoff, RetryPolicy, is_retryable
 from strands_voice.transport import FrameTransport
 

@@ -20,9 +20,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
-from strands_voice.errors import TTSError
-from strands_voice.events import Event, EventBuilder
+from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice_protocol.errors import TTSError
+from strands_voice_protocol.events import Event, EventBuilder
+from strands_voice_protocol.tasks import cancel_and_wait
+
 from strands_voice.session import (
     AudioChunk,
     RequestCancelled,
@@ -34,7 +36,6 @@ from strands_voice.session import (
     TTSSession,
     WordsReceived,
 )
-from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import FrameTransport
 
 __all__ = [
@@ -77,7 +78,7 @@ class VoiceOptions:
     Attributes:
         voice: The voice (None: the endpoint's default).
         speed: The speed (None: the endpoint's default, 1.0).
-        format: ``pcm16``, ``wav``, ``mp3`` or ``opus`` (see ``strands_voice.audio.AUDIO_FORMATS``).
+        format: ``pcm16``, ``wav``, ``mp3`` or ``opus`` (see ``strands_voice_protocol.audio.AUDIO_FORMATS``).
         mode: ``bidi`` (speak while the agent writes) or ``batch`` (speak the whole text once written).
         normalize: False reads the text as written (no abbreviation/symbol expansion at the endpoint);
             None: the endpoint's default (on).

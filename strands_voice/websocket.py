@@ -16,6 +16,8 @@ import asyncio
 import logging
 from typing import Any
 
+from strands_voice_protocol.errors import TTSConnectionError, TTSTimeoutError
+from strands_voice_protocol.tasks import cancel_and_wait
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
     ConnectionClosed,
@@ -25,8 +27,6 @@ from websockets.exceptions import (
     InvalidURI,
 )
 
-from strands_voice.errors import TTSConnectionError, TTSTimeoutError
-from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 
 __all__ = ["WebSocketTransport"]

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from strands_voice import cli
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_tools import cli
 
 
 def test_no_subcommand_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -22,8 +21,9 @@ def test_no_subcommand_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str
 
 def test_help_does_not_import_the_commands() -> None:
     code = (
-        "import sys; from strands_voice import cli; cli.build_parser([]); "
-        "print(any(m in sys.modules for m in ('strands_voice.demo', 'strands_voice.bench', 'strands')))"
+        "import sys; from strands_voice_tools import cli; cli.build_parser([]); "
+        "print(any(m in sys.modules for m in "
+        "('strands_voice_tools.demo', 'strands_voice_tools.bench', 'strands')))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
@@ -39,7 +39,7 @@ def test_the_chosen_subcommand_gets_its_options() -> None:
 def test_a_library_error_is_one_line_and_exit_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from strands_voice import demo
+    from strands_voice_tools import demo
 
     def failing_run(args: argparse.Namespace) -> int:
         raise StrandsVoiceError("the endpoint failed to start: use another --tts-port")
@@ -76,7 +76,7 @@ def test_every_cli_has_version(script: str, distribution: str) -> None:
 def test_demo_defaults_to_the_scripted_stand_in_even_with_aws_credentials(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from strands_voice import demo
+    from strands_voice_tools import demo
 
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         monkeypatch.setenv(name, value)
@@ -94,7 +94,7 @@ def test_demo_defaults_to_the_scripted_stand_in_even_with_aws_credentials(
 
 
 def test_region_flag_sets_aws_region_for_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    from strands_voice import demo
+    from strands_voice_tools import demo
 
     monkeypatch.setenv("AWS_REGION", "us-east-1")
     seen: list[str] = []
@@ -121,9 +121,8 @@ def test_bedrock_models_take_the_region_from_either_variable(
     monkeypatch: pytest.MonkeyPatch, env: dict[str, str], spec: str, expected: str
 ) -> None:
     """The demo's ``--model bedrock:...`` and the app's model (``VOICE_MODEL``/``BEDROCK_MODEL_ID``)."""
+    from agentcore_app.models import create_model
     from moto import mock_aws
-
-    from strands_voice.models import create_model
 
     for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)

@@ -1,65 +1,165 @@
-"""Every module declares __all__, and the package exports exactly the union of its library modules'."""
+"""The house: what each package exports, and which way the imports between the packages point.
+
+protocol (strands_voice_protocol) <- library (strands_voice) <- example app (agentcore_app)
+                                                               <- tools (strands_voice_tools)
+protocol <- endpoint (kokoro_endpoint) <- tools;  protocol <- cdk (strands_voice_infra)
+"""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import os
 import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import strands_voice_protocol
 
 import strands_voice
 
-# Commands, not library API: their names stay in their own modules.
-COMMAND_MODULES = {"strands_voice.cli", "strands_voice.demo", "strands_voice.bench", "strands_voice.models"}
+ROOT = Path(__file__).resolve().parents[1]
+
+# The public API a user reads in one screen; everything else is imported from its module.
+PUBLIC_API = {
+    "VoiceCallbackHandler",
+    "VoicePlugin",
+    "VoiceOptions",
+    "Mode",
+    "run_voice",
+    "TTSSession",
+    "RetryPolicy",
+    "FrameTransport",
+    "WebSocketTransport",
+    "SageMakerTransport",
+    "transport_from_url",
+    "IncrementalSentenceChunker",
+    "Event",
+    "EVENT_TYPES",
+    "StrandsVoiceError",
+    "ConfigurationError",
+    "MissingDependencyError",
+    "TextEncodingError",
+    "TTSError",
+    "TTSConnectionError",
+    "TTSRequestError",
+    "TTSTimeoutError",
+}
+
+# Each package's source tree and the top-level packages it may import (besides itself).
+PACKAGES = {
+    "strands_voice_protocol": (ROOT / "protocol" / "strands_voice_protocol", set()),
+    "strands_voice": (ROOT / "strands_voice", {"strands_voice_protocol"}),
+    "kokoro_endpoint": (ROOT / "endpoint" / "kokoro_endpoint", {"strands_voice_protocol"}),
+    "agentcore_app": (
+        ROOT / "examples" / "agentcore_app" / "agentcore_app",
+        {"strands_voice", "strands_voice_protocol"},
+    ),
+    "strands_voice_infra": (ROOT / "cdk" / "strands_voice_infra", {"strands_voice_protocol"}),
+    "strands_voice_tools": (
+        ROOT / "tools" / "strands_voice_tools",
+        {"strands_voice", "strands_voice_protocol", "kokoro_endpoint", "agentcore_app"},
+    ),
+}
 
 
-def _modules() -> list[str]:
+def _modules(package: object, prefix: str) -> list[str]:
     return sorted(
         info.name
-        for info in pkgutil.walk_packages(strands_voice.__path__, prefix="strands_voice.")
+        for info in pkgutil.walk_packages(package.__path__, prefix=prefix)  # type: ignore[attr-defined]
         if not info.name.split(".")[-1].startswith("_")
     )
 
 
-def test_every_module_declares_all() -> None:
-    for name in _modules():
+def _imported_packages(tree: Path) -> dict[str, set[str]]:
+    """Top-level workspace packages each file under ``tree`` imports (lazy imports included)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted(tree.rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+        found[str(path.relative_to(ROOT))] = names & set(PACKAGES)
+    return found
+
+
+def test_public_api_is_one_screen() -> None:
+    assert set(strands_voice.__all__) == PUBLIC_API
+    assert len(strands_voice.__all__) == len(PUBLIC_API), "duplicate names in __all__"
+    for symbol in strands_voice.__all__:
+        assert getattr(strands_voice, symbol) is not None
+
+
+@pytest.mark.parametrize(
+    ("package", "prefix"),
+    [(strands_voice, "strands_voice."), (strands_voice_protocol, "strands_voice_protocol.")],
+)
+def test_every_module_declares_all(package: object, prefix: str) -> None:
+    for name in _modules(package, prefix):
         module = importlib.import_module(name)
         assert hasattr(module, "__all__"), f"{name} has no __all__"
         for symbol in module.__all__:
             assert hasattr(module, symbol), f"{name}.__all__ names missing {symbol!r}"
 
 
-def test_package_exports_exactly_the_union_of_library_modules() -> None:
-    union: set[str] = set()
-    for name in _modules():
-        if name in COMMAND_MODULES or name.count(".") > 1:
-            continue
-        union.update(importlib.import_module(name).__all__)
-    assert set(strands_voice.__all__) == union
-    assert len(strands_voice.__all__) == len(set(strands_voice.__all__)), "duplicate names in __all__"
-    for symbol in strands_voice.__all__:
-        assert getattr(strands_voice, symbol) is not None
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_imports_point_one_way(package: str) -> None:
+    tree, allowed = PACKAGES[package]
+    upward = {
+        file: sorted(names - allowed - {package})
+        for file, names in _imported_packages(tree).items()
+        if names - allowed - {package}
+    }
+    assert upward == {}, f"{package} imports packages it must not: {upward}"
 
 
-def test_names_are_not_shadowed_between_modules() -> None:
-    owners: dict[str, str] = {}
-    for name in _modules():
-        if name in COMMAND_MODULES or name.count(".") > 1:
-            continue
-        for symbol in importlib.import_module(name).__all__:
-            assert symbol not in owners, f"{symbol!r} exported by both {owners.get(symbol)} and {name}"
-            owners[symbol] = name
-
-
-def test_core_modules_import_without_strands_or_aws() -> None:
-    """The endpoint imports the codecs; they must not drag in Strands, boto3 or the SageMaker SDK."""
-    import subprocess
-    import sys
-
+def test_protocol_and_endpoint_import_without_strands_or_aws() -> None:
+    """The endpoint and the protocol core must not drag in Strands, boto3 or the SageMaker SDK."""
     code = (
-        "import sys, strands_voice.frames, strands_voice.audio, strands_voice.sse, strands_voice.chunker; "
-        "heavy = [m for m in ('strands', 'boto3', 'aws_sdk_sagemaker_runtime_http2') if m in sys.modules]; "
+        "import sys, strands_voice_protocol.frames, strands_voice_protocol.audio, "
+        "strands_voice_protocol.sse, "
+        "strands_voice_protocol.chunker, strands_voice_protocol.events, strands_voice_protocol.errors, "
+        "kokoro_endpoint.app; "
+        "heavy = [m for m in ('strands', 'boto3', 'bedrock_agentcore', 'aws_sdk_sagemaker_runtime_http2', "
+        "'strands_voice') if m in sys.modules]; "
         "print(','.join(heavy))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert result.stdout.strip() == ""
+
+
+def test_endpoint_locked_dependencies_have_no_agent_framework() -> None:
+    """The endpoint image installs what ``uv export --package kokoro-endpoint --no-dev`` prints."""
+    uv = os.environ.get("UV") or shutil.which("uv")  # `uv run` sets UV to its own binary
+    assert uv, "uv is needed to read the lock (pip install uv)"
+    result = subprocess.run(
+        [
+            uv,
+            "export",
+            "--package",
+            "kokoro-endpoint",
+            "--no-dev",
+            "--no-hashes",
+            "--frozen",
+            "--no-emit-project",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    pinned = {
+        line.split("==")[0].split(" @ ")[0].strip().lower()
+        for line in result.stdout.splitlines()
+        if line and not line.startswith(("#", " "))
+    }
+    assert "onnxruntime" in pinned, result.stdout  # the export is the endpoint's real set
+    assert pinned & {"strands-agents", "boto3", "botocore", "bedrock-agentcore"} == set()

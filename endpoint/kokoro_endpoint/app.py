@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
+from strands_voice_protocol.frames import ErrorFrame, encode_server_message
 
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import invocations
@@ -22,7 +23,6 @@ from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.ws_session import BidiSession
-from strands_voice.frames import ErrorFrame, encode_server_message
 
 __all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]
 

@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
-
-from strands_voice.audio import float32_to_pcm16
+from strands_voice_protocol.audio import float32_to_pcm16
 
 __all__ = ["pcm16_frames", "to_pcm16"]
 

@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
+from strands_voice_protocol.errors import MissingDependencyError
+
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines import ENGINE_KINDS
 from kokoro_endpoint.settings import Settings
-from strands_voice.errors import MissingDependencyError
 
 PROG = "kokoro-endpoint"
 

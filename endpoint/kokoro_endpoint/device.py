@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from strands_voice.errors import MissingDependencyError
+from strands_voice_protocol.errors import MissingDependencyError
 
 __all__ = ["DEVICES", "NoGpuError", "check_device", "engine_for_device"]
 

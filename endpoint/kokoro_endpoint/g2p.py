@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from strands_voice.errors import MissingDependencyError
+from strands_voice_protocol.errors import MissingDependencyError
 
 __all__ = ["EnglishG2P", "load_spacy_english", "offline_misaki_g2p"]
 

@@ -12,6 +12,16 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
+from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
+from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
+from strands_voice_protocol.frames import (
+    ErrorFrame,
+    Synthesize,
+    decode_client_message,
+    encode_server_message,
+    words_json,
+)
+from strands_voice_protocol.sse import encode_sse
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, RequestAudio, synthesize_segments
@@ -20,16 +30,6 @@ from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.timestamps import shift_words
-from strands_voice.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
-from strands_voice.errors import FrameDecodeError, MissingDependencyError
-from strands_voice.frames import (
-    ErrorFrame,
-    Synthesize,
-    decode_client_message,
-    encode_server_message,
-    words_json,
-)
-from strands_voice.sse import encode_sse
 
 __all__ = ["TRANSPORTS", "invocations"]
 

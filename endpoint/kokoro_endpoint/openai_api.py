@@ -29,6 +29,10 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from strands_voice_protocol.audio import create_encoder
+from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.frames import ErrorFrame, Synthesize
+from strands_voice_protocol.sse import encode_sse
 
 from kokoro_endpoint.engines import Engine
 
@@ -36,10 +40,6 @@ from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import _binary_body, _read_body, _SlotResponse
 from kokoro_endpoint.requests import validate_synthesize
 from kokoro_endpoint.state import EndpointState
-from strands_voice.audio import create_encoder
-from strands_voice.errors import MissingDependencyError
-from strands_voice.frames import ErrorFrame, Synthesize
-from strands_voice.sse import encode_sse
 
 __all__ = ["MODELS", "OPENAI_VOICES", "RESPONSE_FORMATS", "openai_error", "openai_routes", "voice_list"]
 

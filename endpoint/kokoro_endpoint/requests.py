@@ -7,10 +7,11 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.frames import ErrorFrame, Synthesize
+
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.settings import Settings
-from strands_voice.errors import FrameDecodeError
-from strands_voice.frames import ErrorFrame, Synthesize
 
 __all__ = ["Capacity", "SynthesisJob", "error_from_decode", "validate_synthesize"]
 

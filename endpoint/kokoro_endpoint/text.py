@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from strands_voice.chunker import ends_with_abbreviation
+from strands_voice_protocol.chunker import ends_with_abbreviation
 
 __all__ = [
     "DEFAULT_CLAUSE_CHARS",

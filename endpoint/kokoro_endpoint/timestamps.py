@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from strands_voice.frames import WordTiming
+from strands_voice_protocol.frames import WordTiming
 
 if TYPE_CHECKING:  # the engines package imports this module
     from kokoro_endpoint.engines.speech import SegmentTiming

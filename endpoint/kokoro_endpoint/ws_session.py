@@ -23,17 +23,8 @@ from collections import defaultdict
 from typing import Final
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
-
-from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, synthesize_segments
-from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
-from kokoro_endpoint.scheduler import SynthesisScheduler
-from kokoro_endpoint.settings import Settings
-from kokoro_endpoint.silence import session_policy
-from kokoro_endpoint.tasks import cancel_and_wait
-from kokoro_endpoint.timestamps import shift_words
-from strands_voice.errors import FrameDecodeError
-from strands_voice.frames import (
+from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.frames import (
     Cancel,
     Close,
     ErrorFrame,
@@ -47,6 +38,15 @@ from strands_voice.frames import (
     decode_client_message,
     encode_server_message,
 )
+
+from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.engines import Engine, synthesize_segments
+from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.silence import session_policy
+from kokoro_endpoint.tasks import cancel_and_wait
+from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 

@@ -9,12 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+from agentcore_app.scripted import ScriptedModel
 from stand_in_model import StandInModel
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
-
-from strands_voice.scripted import ScriptedModel
 
 # Two sentences: bidi speaks them as two chunks (the first is over the chunker's 40-character minimum).
 # The shared 2-core machine can be slow to synthesize; don't let the client give up on the endpoint.
@@ -69,7 +68,7 @@ def _invoke(
     Returns:
         The status code and the events (for a non-200 answer: the JSON body as the only item).
     """
-    from strands_voice.sse import SSEDecoder
+    from strands_voice_protocol.sse import SSEDecoder
 
     decoder = SSEDecoder()
     events: list[dict[str, Any]] = []

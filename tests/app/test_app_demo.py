@@ -13,9 +13,8 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-
-from strands_voice import demo
-from strands_voice.demo import DemoError, Progress, start_demo_stack
+from strands_voice_tools import demo
+from strands_voice_tools.demo import DemoError, Progress, start_demo_stack
 
 # Two short sentences with fast pacing: the short form of the demo.
 TEXT = "Here is the first sentence of a short answer. And here is the second one."

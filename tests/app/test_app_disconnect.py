@@ -24,8 +24,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
-
-from strands_voice.sse import SSEDecoder
+from strands_voice_protocol.sse import SSEDecoder
 
 pytestmark = pytest.mark.timeout(120)
 

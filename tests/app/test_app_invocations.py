@@ -11,9 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
-
-from strands_voice.audio import BYTES_PER_SECOND, SAMPLE_RATE, decode_audio
-from strands_voice.events import EVENT_TYPES
+from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, decode_audio
+from strands_voice_protocol.events import EVENT_TYPES
 
 # The fields PROTOCOL.md Leg 3 gives each event type (besides "type" and "t_ms").
 LEG3_FIELDS: dict[str, set[str]] = {

@@ -5,10 +5,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from strands.models.bedrock import BedrockModel
-
-from strands_voice.errors import MissingDependencyError
-from strands_voice.models import (
+from agentcore_app.models import (
     ModelChoice,
     ModelSpecError,
     aws_credentials_available,
@@ -16,7 +13,9 @@ from strands_voice.models import (
     default_model_spec,
     parse_model_spec,
 )
-from strands_voice.scripted import SCRIPTED_ANSWER, ScriptedModel
+from agentcore_app.scripted import SCRIPTED_ANSWER, ScriptedModel
+from strands.models.bedrock import BedrockModel
+from strands_voice_protocol.errors import MissingDependencyError
 
 
 @pytest.mark.parametrize(

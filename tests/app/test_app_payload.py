@@ -39,7 +39,7 @@ def test_app_payload_integer_speed_is_a_float() -> None:
 
 
 def test_app_payload_formats_match_the_audio_module() -> None:
-    from strands_voice import audio
+    from strands_voice_protocol import audio
 
     assert tuple(AUDIO_FORMATS) == tuple(audio.AUDIO_FORMATS)
 

@@ -25,8 +25,7 @@ from faster_whisper import WhisperModel
 from kokoro_endpoint.engines import synthesize_segments
 from kokoro_endpoint.engines.onnx_engine import OnnxEngine
 from kokoro_endpoint.silence import SilencePolicy
-
-from strands_voice.bench.texts import HEARD_LONG, HEARD_SHORT
+from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT
 
 e = OnnxEngine.load(threads=1)
 e.warm_up()

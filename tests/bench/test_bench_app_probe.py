@@ -15,9 +15,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-
-from strands_voice.bench.app_probe import VoiceRun, run_voice_request
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_tools.bench.app_probe import VoiceRun, run_voice_request
 
 PCM = b"\x01\x00" * 24_000  # 1 s of pcm16 at 24 kHz
 

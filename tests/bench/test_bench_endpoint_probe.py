@@ -9,10 +9,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import pytest
+from strands_voice_protocol.errors import TTSRequestError, TTSTimeoutError
+from strands_voice_tools.bench.endpoint_probe import measure_concurrent, measure_request
 from websockets.asyncio.server import ServerConnection, serve
-
-from strands_voice.bench.endpoint_probe import measure_concurrent, measure_request
-from strands_voice.errors import TTSRequestError, TTSTimeoutError
 
 AUDIO_DELAY_S = 0.2
 

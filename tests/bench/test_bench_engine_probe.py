@@ -8,8 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
-
-from strands_voice.bench.engine_probe import TimedEngine, engine_first_segment_ms
+from strands_voice_tools.bench.engine_probe import TimedEngine, engine_first_segment_ms
 
 
 class SlowEngine:

@@ -6,8 +6,7 @@ import asyncio
 from typing import Any
 
 import numpy as np
-
-from strands_voice.bench.heard import heard_gaps_ms, measure_heard
+from strands_voice_tools.bench.heard import heard_gaps_ms, measure_heard
 
 RATE = 24_000
 

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from strands_voice import bench
-from strands_voice.bench.core import QUICK_ANSWER, TARGETS
-from strands_voice.cli import build_parser
+from strands_voice_tools import bench
+from strands_voice_tools.bench.core import QUICK_ANSWER, TARGETS
+from strands_voice_tools.cli import build_parser
 
 
 def _positive(value: Any) -> bool:

@@ -7,14 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from strands_voice import bench
-from strands_voice.bench.core import BenchConfig, evaluate_targets
-from strands_voice.bench.plot import write_heard_plot, write_plot
-from strands_voice.bench.report import format_heard_steps, format_table
-from strands_voice.bench.stats import summarize
-from strands_voice.cli import build_parser
-from strands_voice.errors import MissingDependencyError, StrandsVoiceError
+from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
+from strands_voice_tools import bench
+from strands_voice_tools.bench.core import BenchConfig, evaluate_targets
+from strands_voice_tools.bench.plot import write_heard_plot, write_plot
+from strands_voice_tools.bench.report import format_heard_steps, format_table
+from strands_voice_tools.bench.stats import summarize
+from strands_voice_tools.cli import build_parser
 
 
 def _timeline(first_audio: float) -> dict[str, Any]:

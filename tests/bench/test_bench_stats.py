@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from strands_voice.bench.stats import percentile, simulate_playback, summarize, text_complete_index
-from strands_voice.bench.texts import BENCH_TEXT, CONCURRENCY_TEXT, FIRST_SENTENCE
+from strands_voice_tools.bench.stats import percentile, simulate_playback, summarize, text_complete_index
+from strands_voice_tools.bench.texts import BENCH_TEXT, CONCURRENCY_TEXT, FIRST_SENTENCE
 
 
 def test_bench_text_is_the_experiments_267_characters_in_four_sentences() -> None:

@@ -1,6 +1,7 @@
 """Retake the README screenshot (``docs/img/page.png``) from the real stack: not a test.
 
-Starts the Kokoro endpoint (ONNX) and the example app with :func:`strands_voice.demo.start_demo_stack` and a
+Starts the Kokoro endpoint (ONNX) and the example app with
+:func:`strands_voice_tools.demo.start_demo_stack` and a
 short scripted answer, asks one question through the page in headless Chromium, waits until the answer has
 played, and saves a full-page screenshot. The figures on it are real measurements of the machine it runs
 on, so take it on a quiet one::
@@ -40,10 +41,9 @@ def main() -> int:
         print("Debian's chromium is not installed: run `apt-get install -y chromium`", file=sys.stderr)
         return 1
 
+    from agentcore_app.scripted import ScriptedModel
     from playwright.sync_api import sync_playwright
-
-    from strands_voice.demo import start_demo_stack
-    from strands_voice.scripted import ScriptedModel
+    from strands_voice_tools.demo import start_demo_stack
 
     stack = start_demo_stack("scripted", model=ScriptedModel(text=ANSWER, first_sentence_s=0.6, total_s=3.0))
     try:

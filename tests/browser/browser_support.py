@@ -3,7 +3,8 @@
 The replay app is a tiny inline Starlette app that serves the real page (``agentcore_app/static``) and
 answers ``POST /invocations`` with a realistic Leg 3 stream: word-by-word text, and per sentence real
 pcm16 audio (a speech-like harmonic signal) or that audio encoded as opus/mp3/wav by
-``strands_voice.audio``. It records every payload it receives and whether the caller hung up, so the page's
+``strands_voice_protocol.audio``. It records every payload it receives and whether the caller hung up, so
+the page's
 requests and its Stop button can be checked. The end-to-end test against the real endpoint and app is in
 ``test_browser_real_stack.py``.
 """
@@ -150,7 +151,7 @@ def replay_words(sentence: str) -> list[dict[str, Any]]:
 def _encoder(audio_format: str) -> Any:
     if audio_format == "pcm16":
         return _PassThrough()
-    from strands_voice.audio import create_encoder
+    from strands_voice_protocol.audio import create_encoder
 
     return create_encoder(audio_format, SAMPLE_RATE)
 

@@ -209,8 +209,8 @@ def test_browser_timeline_finds_cleaned_sentences_in_the_raw_text(
     page_session: PageSession, replay_server: ReplayServer
 ) -> None:
     """The chunker's sentences (Markdown and symbols cleaned for speech) map back onto the streamed text."""
-    from strands_voice.chunker import IncrementalSentenceChunker
-    from strands_voice.scripted import SCRIPTED_ANSWER, split_tokens
+    from agentcore_app.scripted import SCRIPTED_ANSWER, split_tokens
+    from strands_voice_protocol.chunker import IncrementalSentenceChunker
 
     chunker = IncrementalSentenceChunker()
     sentences = [chunk for token in split_tokens(SCRIPTED_ANSWER) for chunk in chunker.feed(token)]

@@ -1,7 +1,8 @@
 """End to end: the real Kokoro endpoint (ONNX) and the real example app on loopback, driven through the page
 in headless Chromium.
 
-``strands_voice.demo.start_demo_stack`` starts both servers exactly as ``strands-voice demo --serve`` does.
+``strands_voice_tools.demo.start_demo_stack`` starts both servers exactly as ``strands-voice demo --serve``
+does.
 The LLM is the scripted stand-in (a real Strands model streaming a fixed answer with sleeps) with a short
 answer, so synthesis stays quick on a shared CPU; everything after the model is real: chunker, Leg 2
 session, synthesis, encoding, SSE, the page's reader and Web Audio scheduling.
@@ -25,8 +26,8 @@ ANSWER = "Sure, here is the short version of the answer. You hear it while it st
 @pytest.fixture(scope="module")
 def demo_stack(onnx_engine: Any) -> Iterator[Any]:
     """The endpoint and the app, as ``strands-voice demo --serve`` starts them, on 127.0.0.1."""
-    from strands_voice.demo import start_demo_stack
-    from strands_voice.scripted import ScriptedModel
+    from agentcore_app.scripted import ScriptedModel
+    from strands_voice_tools.demo import start_demo_stack
 
     # The text takes 3 s, so Stop (clicked at the first audio) always lands while the answer is streaming.
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.4, total_s=3.0)

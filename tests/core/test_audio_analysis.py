@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from strands_voice.audio_analysis import FirstHeard, first_audible_sample, pcm16_to_float
+from strands_voice_tools.audio_analysis import FirstHeard, first_audible_sample, pcm16_to_float
 
 RATE = 24_000
 

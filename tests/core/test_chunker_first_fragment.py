@@ -7,8 +7,7 @@ import itertools
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-
-from strands_voice.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
 
 LONG = (
     "The old lighthouse keeper climbed the narrow spiral stairs every evening to light the great lamp "

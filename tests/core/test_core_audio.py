@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-
-from strands_voice.audio import (
+from strands_voice_protocol.audio import (
     AUDIO_FORMATS,
     BYTES_PER_SECOND,
     CODEC_FORMATS,
@@ -30,7 +29,7 @@ from strands_voice.audio import (
     pcm16_to_wav,
     write_wav,
 )
-from strands_voice.errors import AudioEncodingError, MissingDependencyError
+from strands_voice_protocol.errors import AudioEncodingError, MissingDependencyError
 
 
 def speech_like(seconds: float, seed: int = 1) -> bytes:

@@ -9,9 +9,8 @@ import random
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
 from timing_support import best_time
-
-from strands_voice.chunker import IncrementalSentenceChunker, clean_for_speech
 
 
 def chunk_all(fragments: list[str], **kwargs: int | None) -> list[str]:

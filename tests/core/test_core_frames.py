@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from strands_voice.errors import FrameDecodeError, TextEncodingError
-from strands_voice.frames import (
+from strands_voice_protocol.errors import FrameDecodeError, TextEncodingError
+from strands_voice_protocol.frames import (
     ERROR_CODES,
     Cancel,
     ClientMessage,

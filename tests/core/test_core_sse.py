@@ -8,9 +8,8 @@ import json
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-from strands_voice.errors import SSEDecodeError, StrandsVoiceError, TextEncodingError
-from strands_voice.sse import SSEDecoder, SSEEvent, encode_sse, encode_sse_event
+from strands_voice_protocol.errors import SSEDecodeError, StrandsVoiceError, TextEncodingError
+from strands_voice_protocol.sse import SSEDecoder, SSEEvent, encode_sse, encode_sse_event
 
 
 def decode_all(chunks: list[bytes], **kwargs: object) -> list[SSEEvent]:

@@ -24,9 +24,8 @@ from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine
 from kokoro_endpoint.engines.onnx_split import split_model
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy
+from strands_voice_tools.audio_analysis import first_audible_sample
 from websockets.asyncio.client import connect
-
-from strands_voice.audio_analysis import first_audible_sample
 
 LONG = (
     "The old lighthouse keeper climbed the narrow spiral stairs every evening to light the great lamp "

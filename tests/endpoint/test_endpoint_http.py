@@ -9,9 +9,8 @@ from typing import Any
 import httpx
 import pytest
 from kokoro_endpoint.runner import RunningServer
-
-from strands_voice.audio import MIME_TYPES, decode_audio
-from strands_voice.sse import SSEDecoder
+from strands_voice_protocol.audio import MIME_TYPES, decode_audio
+from strands_voice_protocol.sse import SSEDecoder
 
 TEXT = "Hello there."
 

@@ -13,9 +13,8 @@ import pytest
 from kokoro_endpoint.app import create_app
 from kokoro_endpoint.openai_api import MODELS
 from kokoro_endpoint.runner import RunningServer, running_server
-
-from strands_voice.audio import BYTES_PER_SECOND, MIME_TYPES, decode_audio
-from strands_voice.sse import SSEDecoder
+from strands_voice_protocol.audio import BYTES_PER_SECOND, MIME_TYPES, decode_audio
+from strands_voice_protocol.sse import SSEDecoder
 
 TEXT = "Hello there. This is the second sentence."
 #: OpenAI ``response_format`` → the library's name for decoding it.

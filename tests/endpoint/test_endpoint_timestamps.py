@@ -20,9 +20,8 @@ import numpy as np
 import pytest
 from endpoint_support import Reply, collect, replies
 from kokoro_endpoint.runner import RunningServer
+from strands_voice_protocol.sse import SSEDecoder
 from websockets.asyncio.client import connect
-
-from strands_voice.sse import SSEDecoder
 
 BYTES_PER_SECOND = 48_000
 

@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 from kokoro_endpoint.runner import RunningServer
-
-from strands_voice.errors import FrameDecodeError
-from strands_voice.events import EVENT_TYPES, EventBuilder
-from strands_voice.frames import (
+from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
+from strands_voice_protocol.frames import (
     Synthesize,
     WordTimestamps,
     WordTiming,
@@ -19,6 +18,7 @@ from strands_voice.frames import (
     encode_client_message,
     encode_server_message,
 )
+
 from strands_voice.session import AudioChunk, RequestCompleted, TTSSession, WordsReceived
 from strands_voice.websocket import WebSocketTransport
 

@@ -284,7 +284,7 @@ def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.05) -> bool
 
 def sse_events(response: httpx.Response) -> Iterator[dict[str, Any]]:
     """Leg 3 events of a streaming response, decoded with the incremental SSE decoder."""
-    from strands_voice.sse import SSEDecoder
+    from strands_voice_protocol.sse import SSEDecoder
 
     decoder = SSEDecoder()
     for data in response.iter_raw():

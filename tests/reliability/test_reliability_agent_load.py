@@ -28,8 +28,7 @@ import httpx
 import psutil
 import pytest
 from reliability_support import percentile, rss_mb, wait_for
-
-from strands_voice.sse import SSEDecoder
+from strands_voice_protocol.sse import SSEDecoder
 
 ANSWER = "Sure, I can help with that. Your order ships tomorrow morning."
 SENTENCES = 2
@@ -110,8 +109,7 @@ def _check(answer: Answer) -> dict[int, int]:
 
 def _app(tts_url: str) -> Any:
     from agentcore_app.app import create_app
-
-    from strands_voice.scripted import ScriptedModel
+    from agentcore_app.scripted import ScriptedModel
 
     # Text streams over 1 s, as a fast model's would; the app makes a fresh agent per invocation.
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.2, total_s=1.0)

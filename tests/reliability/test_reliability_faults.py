@@ -36,8 +36,7 @@ ANSWER = (
 
 def _app(tts_url: str, text: str, total_s: float, silence_timeout: float = 120) -> Any:
     from agentcore_app.app import create_app
-
-    from strands_voice.scripted import ScriptedModel
+    from agentcore_app.scripted import ScriptedModel
 
     model = ScriptedModel(text=text, first_sentence_s=0.3, total_s=total_s)
     return create_app(tts_url=tts_url, model=model, silence_timeout=silence_timeout)

@@ -14,12 +14,11 @@ import itertools
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from strands_voice_protocol.audio import decode_audio
+from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.errors import AudioEncodingError, SSEDecodeError
+from strands_voice_protocol.sse import SSEDecoder, SSEEvent
 from timing_support import best_time
-
-from strands_voice.audio import decode_audio
-from strands_voice.chunker import IncrementalSentenceChunker, clean_for_speech
-from strands_voice.errors import AudioEncodingError, SSEDecodeError
-from strands_voice.sse import SSEDecoder, SSEEvent
 
 SSE_TOKENS = [
     b"data:", b"data: ", b"event:", b"id:", b"id: 1", b"retry:", b"retry: 5", b"retry: x", b":", b" ",

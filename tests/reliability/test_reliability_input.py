@@ -241,9 +241,8 @@ APP_CASES: list[Any] = [
 def app_url(reliability_endpoint: Any) -> Any:
     """The example app (fast scripted model) in front of the real endpoint, on 127.0.0.1."""
     from agentcore_app.app import create_app
+    from agentcore_app.scripted import ScriptedModel
     from kokoro_endpoint.runner import running_server
-
-    from strands_voice.scripted import ScriptedModel
 
     model = ScriptedModel(text="Short answer here.", first_sentence_s=0.1, total_s=0.2)
     app = create_app(tts_url=reliability_endpoint.server.ws_url, model=model, silence_timeout=120)

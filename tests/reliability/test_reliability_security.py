@@ -41,7 +41,7 @@ def test_reliability_security_every_input_has_a_limit() -> None:
     assert 0 < MAX_PROMPT_CHARS <= 100_000
     source = (ROOT / "endpoint" / "kokoro_endpoint" / "cli.py").read_text()
     assert "ws_max_size=" in source  # the protocol layer bounds frames before the app sees them
-    from strands_voice.sse import SSEDecoder
+    from strands_voice_protocol.sse import SSEDecoder
 
     assert SSEDecoder().max_event_bytes <= 64 * 1024 * 1024  # the client side bounds what it buffers
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, create_forwarding_app, serve_tls
+from strands_voice_protocol.errors import SageMakerStreamError, TTSConnectionError
 
-from strands_voice.errors import SageMakerStreamError, TTSConnectionError
 from strands_voice.retry import NO_RETRY
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import AudioChunk, RequestCompleted, RequestRestarted, RequestStarted, TTSSession
@@ -107,10 +107,10 @@ def test_sagemaker_http2_session_against_real_endpoint(sagemaker_front: FakeSage
 
 
 def test_sagemaker_http2_voice_handler_end_to_end(sagemaker_front: FakeSageMaker) -> None:
+    from agentcore_app.scripted import ScriptedModel
     from strands import Agent
 
     from strands_voice.handler import VoiceCallbackHandler
-    from strands_voice.scripted import ScriptedModel
 
     answer = "Sure, here is the plan. It costs ten dollars a month. You can cancel at any time."
     audio: list[bytes] = []

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from fake_clock import FakeTime
 from fake_sagemaker_runtime import FakeStream, InProcessSageMaker, encode_exception
+from strands_voice_protocol.errors import SageMakerStreamError
 
-from strands_voice.errors import SageMakerStreamError
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import (
     AudioChunk,

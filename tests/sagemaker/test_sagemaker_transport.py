@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 from fake_sagemaker_runtime import FakeStream, InProcessSageMaker, encode_exception
-
-from strands_voice.errors import (
+from strands_voice_protocol.errors import (
     MissingDependencyError,
     SageMakerStreamError,
     TTSConnectionError,
     TTSTimeoutError,
 )
+
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.transport import FrameTransport
 

@@ -15,11 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import ScriptedModel
 from strands import Agent
+from strands_voice_protocol.audio import BYTES_PER_SECOND
 
-from strands_voice.audio import BYTES_PER_SECOND
 from strands_voice.modes import run_voice
-from strands_voice.scripted import ScriptedModel
 from strands_voice.transport import Frame
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,13 +9,13 @@ import time
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler, PrintingCallbackHandler
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.chunker import clean_for_speech
 
-from strands_voice.audio import BYTES_PER_SECOND
-from strands_voice.chunker import clean_for_speech
 from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
-from strands_voice.scripted import ScriptedModel
 from strands_voice.speaker import VoiceOptions
 
 pytestmark = pytest.mark.timeout(240)

@@ -11,20 +11,20 @@ from collections.abc import AsyncIterable
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import split_tokens
 from stand_in_model import StandInModel
 from strands import Agent
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
+from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.audio import BYTES_PER_SECOND
-from strands_voice.chunker import IncrementalSentenceChunker
-from strands_voice.events import EVENT_TYPES, EventBuilder
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog, heard_text
-from strands_voice.scripted import split_tokens
 from strands_voice.speaker import VoiceOptions
-from strands_voice.tasks import cancel_and_wait
 from strands_voice.transport import Frame
 from strands_voice.websocket import WebSocketTransport
 

@@ -10,13 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import ScriptedModel, split_tokens
 from strands import Agent
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.events import EVENT_TYPES
 
-from strands_voice.audio import BYTES_PER_SECOND
-from strands_voice.chunker import IncrementalSentenceChunker, clean_for_speech
-from strands_voice.events import EVENT_TYPES
 from strands_voice.modes import VoiceOptions, run_batch, run_bidi, run_voice, split_for_requests
-from strands_voice.scripted import ScriptedModel, split_tokens
 
 pytestmark = pytest.mark.timeout(240)
 

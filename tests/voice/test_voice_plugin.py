@@ -7,11 +7,11 @@ import time
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler
 
 from strands_voice.plugin import VoicePlugin
-from strands_voice.scripted import ScriptedModel
 from strands_voice.websocket import WebSocketTransport
 
 pytestmark = pytest.mark.timeout(240)

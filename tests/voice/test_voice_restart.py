@@ -12,12 +12,12 @@ import contextlib
 import json
 from typing import Any
 
+from agentcore_app.scripted import ScriptedModel
 from strands import Agent
+from strands_voice_protocol.audio import BYTES_PER_SECOND
 from websockets.asyncio.server import ServerConnection, serve
 
-from strands_voice.audio import BYTES_PER_SECOND
 from strands_voice.modes import run_voice
-from strands_voice.scripted import ScriptedModel
 from strands_voice.websocket import WebSocketTransport
 
 SENTENCE = "One sentence that is cut and said again."

@@ -15,12 +15,12 @@ import pytest
 from fake_clock import FakeTime
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from strands_voice_protocol.errors import AGENT_ERROR_CODES, TTSConnectionError, TTSTimeoutError
 from websockets.asyncio.server import ServerConnection, serve
 from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
 
 from strands_voice.connect import transport_from_url
-from strands_voice.errors import AGENT_ERROR_CODES, TTSConnectionError, TTSTimeoutError
 from strands_voice.retry import NO_RETRY, RetryPolicy
 from strands_voice.session import (
     AudioChunk,

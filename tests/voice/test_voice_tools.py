@@ -12,15 +12,15 @@ from collections.abc import AsyncIterable, Iterator
 from typing import Any
 
 import pytest
+from agentcore_app.scripted import split_tokens
 from stand_in_model import StandInModel
 from strands import Agent, tool
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+from strands_voice_protocol.audio import BYTES_PER_SECOND
 
-from strands_voice.audio import BYTES_PER_SECOND
 from strands_voice.handler import VoiceCallbackHandler, ends_model_turn
-from strands_voice.scripted import split_tokens
 from strands_voice.speaker import VoiceOptions
 from strands_voice.transport import Frame
 

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import SpeechSegment
@@ -23,7 +24,6 @@ from kokoro_endpoint.scheduler import close_iterator
 from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import locate, split_segments
 from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
-from strands_voice.frames import WordTiming
 
 __all__ = [
     "ENGINE_KINDS",

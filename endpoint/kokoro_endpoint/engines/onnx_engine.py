@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.errors import MissingDependencyError
 
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
@@ -35,7 +36,6 @@ from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
-from strands_voice.errors import MissingDependencyError
 
 __all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
 

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.errors import MissingDependencyError
 
 from kokoro_endpoint.engines.speech import (
     SegmentTiming,
@@ -37,7 +38,6 @@ from kokoro_endpoint.engines.weights import (
 )
 from kokoro_endpoint.g2p import offline_misaki_g2p
 from kokoro_endpoint.text import locate, split_sentences
-from strands_voice.errors import MissingDependencyError
 
 __all__ = [
     "DEFAULT_TORCH_VOICE",

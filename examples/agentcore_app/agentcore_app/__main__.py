@@ -16,8 +16,7 @@ __all__ = ["main"]
 def main() -> int:
     """Build the app from the environment and serve it until stopped."""
     import uvicorn
-
-    from strands_voice.errors import StrandsVoiceError
+    from strands_voice_protocol.errors import StrandsVoiceError
 
     from .app import create_app
 

@@ -33,14 +33,14 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
+from strands_voice_protocol.errors import TextEncodingError
+from strands_voice_protocol.events import EventBuilder
+from strands_voice_protocol.sse import encode_sse
+from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.errors import TextEncodingError
-from strands_voice.events import EventBuilder
+from agentcore_app.models import create_model
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.models import create_model
 from strands_voice.speaker import VoiceOptions
-from strands_voice.sse import encode_sse
-from strands_voice.tasks import cancel_and_wait
 
 from .config import (
     model_spec_from_env,
@@ -208,7 +208,7 @@ def create_app(
 
     Args:
         tts_url: The TTS endpoint URL; ``TTS_ENDPOINT_URL`` when None.
-        model: A model spec (see :mod:`strands_voice.models`) or a Strands model; from the environment when
+        model: A model spec (see :mod:`agentcore_app.models`) or a Strands model; from the environment when
             None (``VOICE_MODEL``, ``BEDROCK_MODEL_ID``, else Bedrock with credentials, scripted without).
         system_prompt: The agent's system prompt; ``SYSTEM_PROMPT`` or a voice-friendly default when None.
         static_dir: Where the browser page lives; the package's ``static/`` folder when None.

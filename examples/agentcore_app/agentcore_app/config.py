@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+from strands_voice_protocol.errors import StrandsVoiceError
+
+from agentcore_app.models import default_model_spec
 from strands_voice.connect import BIDI_PATH
-from strands_voice.errors import StrandsVoiceError
-from strands_voice.models import default_model_spec
 
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",

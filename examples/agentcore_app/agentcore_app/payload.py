@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
 
 __all__ = [
     "AUDIO_FORMATS",
@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 MODES: Final = ("bidi", "batch")
-# Kept equal to strands_voice.audio.AUDIO_FORMATS (a test checks it) without importing the codecs here.
+# Kept equal to strands_voice_protocol.audio.AUDIO_FORMATS (a test checks it) without importing the
+# codecs here.
 AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
 PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps"})
 MAX_PROMPT_CHARS: Final = 8000

@@ -348,7 +348,7 @@ function getAudio() {
 }
 
 // Seconds into `samples` of the first 10 ms window whose RMS is above -40 dBFS, or null (as
-// strands_voice.audio_analysis.first_audible_sample does on the server side).
+// strands_voice_tools.audio_analysis.first_audible_sample does on the server side).
 function firstAudibleOffset(samples, rate) {
   const window = Math.max(1, Math.round(rate * 0.01));
   const threshold = 10 ** (-40 / 10) * window;

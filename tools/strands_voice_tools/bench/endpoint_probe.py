@@ -12,11 +12,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from websockets.asyncio.client import ClientConnection, connect
-
-from strands_voice.audio_analysis import FirstHeard
-from strands_voice.errors import TTSConnectionError, TTSRequestError, TTSTimeoutError
-from strands_voice.frames import (
+from strands_voice_protocol.errors import TTSConnectionError, TTSRequestError, TTSTimeoutError
+from strands_voice_protocol.frames import (
     Cancel,
     Close,
     ErrorFrame,
@@ -26,6 +23,9 @@ from strands_voice.frames import (
     decode_server_control,
     encode_client_message,
 )
+from websockets.asyncio.client import ClientConnection, connect
+
+from strands_voice_tools.audio_analysis import FirstHeard
 
 __all__ = ["RequestTiming", "measure_concurrent", "measure_request", "time_request"]
 

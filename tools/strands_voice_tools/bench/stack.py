@@ -1,9 +1,10 @@
 """Start what the benchmark measures: the real TTS endpoint (ONNX engine) and the real example app.
 
-Both run in this process on loopback (``strands_voice.demo.start_demo_stack``), each under uvicorn on its
+Both run in this process on loopback (``strands_voice_tools.demo.start_demo_stack``), each under uvicorn on
+its
 own thread, sharing ONE engine instance that the benchmark loads itself, so the engine's in-process time
 can be measured on exactly what the endpoint serves from: alone (idle) and, through a
-:class:`~strands_voice.bench.engine_probe.TimedEngine` wrapper, as it ran during each trial.
+:class:`~strands_voice_tools.bench.engine_probe.TimedEngine` wrapper, as it ran during each trial.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from strands_voice.bench.engine_probe import TimedEngine
+from strands_voice_tools.bench.engine_probe import TimedEngine
 
 if TYPE_CHECKING:
-    from strands_voice.demo import DemoStack
+    from strands_voice_tools.demo import DemoStack
 
 __all__ = ["BenchStack", "start_bench_stack"]
 
@@ -64,8 +65,9 @@ def start_bench_stack(*, answer_text: str | None = None, host: str = "127.0.0.1"
     Raises:
         DemoError: the endpoint or the example app package is missing, or a server did not start.
     """
-    from strands_voice.demo import load_tts_engine, start_demo_stack
-    from strands_voice.scripted import ScriptedModel
+    from agentcore_app.scripted import ScriptedModel
+
+    from strands_voice_tools.demo import load_tts_engine, start_demo_stack
 
     engine = load_tts_engine()
     timed = TimedEngine(engine)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from strands_voice.errors import TextEncodingError
+from strands_voice_protocol.errors import TextEncodingError
 
 
 def utf8(text: str, field: str) -> bytes:

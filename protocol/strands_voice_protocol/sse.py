@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from strands_voice._utf8 import json_utf8, utf8
-from strands_voice.errors import SSEDecodeError
+from strands_voice_protocol._utf8 import json_utf8, utf8
+from strands_voice_protocol.errors import SSEDecodeError
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice._utf8 import json_utf8
-from strands_voice.errors import FrameDecodeError
+from strands_voice_protocol._utf8 import json_utf8
+from strands_voice_protocol.errors import FrameDecodeError
 
 __all__ = [
     "DEFAULT_CHANNELS",

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.sse import SSEDecoder, SSEEvent
 
-from strands_voice.audio_analysis import FirstHeard
-from strands_voice.errors import StrandsVoiceError
-from strands_voice.sse import SSEDecoder, SSEEvent
+from strands_voice_tools.audio_analysis import FirstHeard
 
 __all__ = ["AudioArrival", "TextArrival", "VoiceRun", "run_voice_request"]
 

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
 
 __all__ = ["add_arguments", "run"]
 
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         StrandsVoiceError: the stack could not start or a run failed (the CLI prints it and exits 1).
     """
     # Imported here so that `strands-voice bench --help` and the pure submodules load instantly.
-    from strands_voice.bench.core import BenchConfig, run_benchmark
-    from strands_voice.bench.report import format_table
+    from strands_voice_tools.bench.core import BenchConfig, run_benchmark
+    from strands_voice_tools.bench.report import format_table
 
     config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()
     trials = getattr(args, "trials", None)
@@ -85,12 +85,12 @@ def run(args: argparse.Namespace) -> int:
     plot_path: Path | None = getattr(args, "plot", None)
     if plot_path is not None:
         # Fail before minutes of measuring, not after, when matplotlib is missing.
-        from strands_voice.bench.plot import write_plot
+        from strands_voice_tools.bench.plot import write_plot
     if not getattr(args, "verbose", False):
         # The AgentCore app logs every invocation at INFO; the table is what matters here.
         logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
 
-    from strands_voice.bench.stack import start_bench_stack
+    from strands_voice_tools.bench.stack import start_bench_stack
 
     heard_only = bool(getattr(args, "heard", False))
     _progress("loading the ONNX engine and starting the endpoint and the example app")
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         stack.stop()
 
     if heard_only:
-        from strands_voice.bench.report import format_heard_steps
+        from strands_voice_tools.bench.report import format_heard_steps
 
         print(format_heard_steps(results), flush=True)
     else:
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if plot_path is not None:
         plot_path.parent.mkdir(parents=True, exist_ok=True)
         if heard_only:
-            from strands_voice.bench.plot import write_heard_plot
+            from strands_voice_tools.bench.plot import write_heard_plot
 
             write_heard_plot(results, plot_path)
         else:
@@ -131,8 +131,8 @@ async def _run_heard_steps(stack: Any, config: Any) -> dict[str, Any]:
     import datetime
     import time
 
-    from strands_voice.bench.heard import bench_heard_steps
-    from strands_voice.bench.machine import describe_machine, load_average
+    from strands_voice_tools.bench.heard import bench_heard_steps
+    from strands_voice_tools.bench.machine import describe_machine, load_average
 
     started = time.perf_counter()
     results: dict[str, Any] = {

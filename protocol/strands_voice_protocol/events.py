@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from strands_voice.frames import WordTiming, words_json
+from strands_voice_protocol.frames import WordTiming, words_json
 
 __all__ = ["EVENT_TYPES", "Event", "EventBuilder"]
 

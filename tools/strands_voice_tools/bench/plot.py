@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_voice.errors import MissingDependencyError
+from strands_voice_protocol.errors import MissingDependencyError
 
 __all__ = ["write_plot"]
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from .errors import MissingDependencyError, StrandsVoiceError
-from .models import ModelChoice, create_model, default_model_spec, parse_model_spec
+from agentcore_app.models import ModelChoice, create_model, default_model_spec, parse_model_spec
+from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
 
 if TYPE_CHECKING:
     from kokoro_endpoint.engines import Engine
@@ -260,7 +260,7 @@ def start_demo_stack(
     """Start the Kokoro endpoint and the example app on ``host``.
 
     Args:
-        model_spec: The LLM (see :mod:`strands_voice.models`); None picks Bedrock when AWS credentials are
+        model_spec: The LLM (see :mod:`agentcore_app.models`); None picks Bedrock when AWS credentials are
             configured and the scripted stand-in otherwise.
         host: Interface both servers bind.
         app_port: The app's port; 0 picks a free one.
@@ -330,7 +330,7 @@ class ModeResult:
         first_text_s: Seconds to the first ``text_delta``.
         first_audio_s: Seconds to the first ``audio_chunk`` (time to first audio).
         first_heard_s: Seconds to the first audible sound, played from the first chunk in real time
-            (:class:`~strands_voice.audio_analysis.FirstHeard`; pcm16 only).
+            (:class:`~strands_voice_tools.audio_analysis.FirstHeard`; pcm16 only).
         last_audio_s: Seconds to the last ``audio_chunk``.
         total_s: Seconds until the stream ended.
         audio_s: Seconds of audio received.
@@ -387,10 +387,10 @@ def run_mode(
         DemoError: The app refused the request or the connection failed.
     """
     import httpx
+    from strands_voice_protocol.audio import BYTES_PER_SECOND, decode_audio
+    from strands_voice_protocol.sse import SSEDecoder
 
-    from .audio import BYTES_PER_SECOND, decode_audio
-    from .audio_analysis import FirstHeard
-    from .sse import SSEDecoder
+    from strands_voice_tools.audio_analysis import FirstHeard
 
     payload: dict[str, Any] = {"prompt": prompt, "mode": mode, "format": audio_format}
     if voice is not None:
@@ -522,7 +522,7 @@ def run_demo(
     Raises:
         DemoError: Something failed; the message says what to do.
     """
-    from .audio import write_wav
+    from strands_voice_protocol.audio import write_wav
 
     steps = progress or Progress(animate=False)
     stack = start_demo_stack(model_spec, engine=engine, progress=steps)

@@ -9,7 +9,7 @@
 5. Concurrency: p50/p95 TTFA with 1, 2, 4 and 8 sessions at once on the endpoint.
 6. Heard: time to first heard sound (first 10 ms window above -40 dBFS, on a player starting with the
    first byte) for a 44-character vs a 197-character unpunctuated sentence, the silence before the first
-   sound and between two sentences (:mod:`strands_voice.bench.heard`).
+   sound and between two sentences (:mod:`strands_voice_tools.bench.heard`).
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 import httpx
+from strands_voice_protocol.errors import StrandsVoiceError
 
-from strands_voice.bench.app_probe import VoiceRun, run_voice_request
-from strands_voice.bench.endpoint_probe import measure_concurrent, measure_request
-from strands_voice.bench.engine_probe import EngineCall, engine_first_segment_ms
-from strands_voice.bench.heard import bench_heard
-from strands_voice.bench.machine import describe_machine, load_average
-from strands_voice.bench.stack import BenchStack
-from strands_voice.bench.stats import percentile, simulate_playback, summarize, text_complete_index
-from strands_voice.bench.texts import BENCH_TEXT, CONCURRENCY_TEXT, FIRST_SENTENCE, PROMPT
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_tools.bench.app_probe import VoiceRun, run_voice_request
+from strands_voice_tools.bench.endpoint_probe import measure_concurrent, measure_request
+from strands_voice_tools.bench.engine_probe import EngineCall, engine_first_segment_ms
+from strands_voice_tools.bench.heard import bench_heard
+from strands_voice_tools.bench.machine import describe_machine, load_average
+from strands_voice_tools.bench.stack import BenchStack
+from strands_voice_tools.bench.stats import percentile, simulate_playback, summarize, text_complete_index
+from strands_voice_tools.bench.texts import BENCH_TEXT, CONCURRENCY_TEXT, FIRST_SENTENCE, PROMPT
 
 __all__ = [
     "PCM16_BYTES_PER_SECOND",

@@ -3,7 +3,7 @@
 On one WebSocket session, alternating trial by trial:
 
 - a 44-character sentence and a 197-character sentence with no internal punctuation: time to first
-  byte and time to first heard sound (:class:`~strands_voice.audio_analysis.FirstHeard`), and how much
+  byte and time to first heard sound (:class:`~strands_voice_tools.audio_analysis.FirstHeard`), and how much
   silence precedes the first sound;
 - two plain sentences in one message: the silence a listener hears between them (the longest run of
   10 ms windows at or below -40 dBFS between the first and the last sound).
@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.client import connect
 
-from strands_voice.audio_analysis import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, pcm16_to_float
-from strands_voice.bench.endpoint_probe import RequestTiming, time_request
-from strands_voice.bench.stats import summarize
-from strands_voice.bench.texts import HEARD_LONG, HEARD_SHORT, HEARD_TWO_SENTENCES
+from strands_voice_tools.audio_analysis import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, pcm16_to_float
+from strands_voice_tools.bench.endpoint_probe import RequestTiming, time_request
+from strands_voice_tools.bench.stats import summarize
+from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT, HEARD_TWO_SENTENCES
 
 __all__ = ["bench_heard", "bench_heard_steps", "heard_gaps_ms", "measure_heard"]
 
@@ -41,7 +41,7 @@ def heard_gaps_ms(pcm: bytes, sample_rate: int = 24_000) -> tuple[float | None, 
     """Silence a listener hears in one request's audio: (before the first sound, longest inside, after).
 
     Silence is a run of 10 ms windows at or below -40 dBFS (the audibility threshold of
-    :mod:`strands_voice.audio_analysis`).
+    :mod:`strands_voice_tools.audio_analysis`).
     """
     samples = pcm16_to_float(pcm)
     window = round(sample_rate * AUDIBLE_WINDOW_S)

@@ -7,7 +7,7 @@ A spec is ``<provider>[:<model>][?<option>=<value>&...]``:
 - ``openai:<model-id>`` (options: ``base_url``; the key comes from ``OPENAI_API_KEY``): needs
   ``strands-agents[openai]``.
 - ``scripted`` (options: ``text``, ``first_sentence_s``, ``total_s``): the built-in offline stand-in LLM
-  (:class:`strands_voice.scripted.ScriptedModel`). It streams a fixed answer whatever the prompt; it is
+  (:class:`agentcore_app.scripted.ScriptedModel`). It streams a fixed answer whatever the prompt; it is
   never a real model, and :attr:`ModelChoice.is_scripted` lets callers say so.
 
 With no spec, :func:`default_model_spec` picks ``bedrock:<BEDROCK_MODEL_ID or the default>`` when boto3
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from .errors import MissingDependencyError, StrandsVoiceError
+from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
 
 if TYPE_CHECKING:
     from strands.models import Model

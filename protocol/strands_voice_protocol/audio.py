@@ -35,7 +35,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from strands_voice.errors import AudioEncodingError, MissingDependencyError
+from strands_voice_protocol.errors import AudioEncodingError, MissingDependencyError
 
 __all__ = [
     "AUDIO_FORMATS",

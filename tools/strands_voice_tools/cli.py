@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import Protocol, cast
 
-from strands_voice.errors import StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
 
 __all__ = ["PROG", "build_parser", "main"]
 
@@ -24,8 +24,11 @@ PROG = "strands-voice"
 # Subcommand name -> (module that implements it, one-line help). Modules load lazily so that
 # `strands-voice --help` stays instant and a missing optional part only fails its own command.
 _COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("strands_voice.demo", "speak one answer in bidi and batch mode and compare time to first audio"),
-    "bench": ("strands_voice.bench", "measure time to first audio and friends, side by side"),
+    "demo": (
+        "strands_voice_tools.demo",
+        "speak one answer in bidi and batch mode and compare time to first audio",
+    ),
+    "bench": ("strands_voice_tools.bench", "measure time to first audio and friends, side by side"),
 }
 
 
