@@ -22,9 +22,9 @@ from strands_voice_protocol.events import EVENT_TYPES, Event
 
 from strands_voice.connect import transport_from_url
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.modes import run_voice
 from strands_voice.plugin import VoicePlugin
 from strands_voice.retry import RetryPolicy
+from strands_voice.run import run_voice
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import TTSSession
 from strands_voice.speaker import Mode, VoiceOptions

@@ -25,10 +25,10 @@ from strands_voice_protocol.sse import encode_sse
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, RequestAudio, synthesize_segments
-from kokoro_endpoint.requests import SynthesisJob, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
+from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
 from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["TRANSPORTS", "invocations"]

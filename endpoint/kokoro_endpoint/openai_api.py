@@ -2,7 +2,7 @@
 
 Every OpenAI client (the ``openai`` SDKs, Open WebUI, Pipecat, LiveKit) can speak through the endpoint
 with ``base_url="http://host:port/v1"``. The route runs the same pipeline as ``POST /invocations``: the
-same validation and limits (:func:`~kokoro_endpoint.requests.validate_synthesize`), the same segment
+same validation and limits (:func:`~kokoro_endpoint.synthesis_job.validate_synthesize`), the same segment
 stream and capacity slot, the library's encoders; only the request and error shapes are OpenAI's.
 
 * ``response_format``: ``mp3`` | ``opus`` (Ogg) | ``aac`` (ADTS) | ``flac`` | ``wav`` | ``pcm`` (raw s16le,
@@ -38,8 +38,8 @@ from kokoro_endpoint.engines import Engine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
 from kokoro_endpoint.invocations import _binary_body, _read_body, _SlotResponse
-from kokoro_endpoint.requests import validate_synthesize
 from kokoro_endpoint.state import EndpointState
+from kokoro_endpoint.synthesis_job import validate_synthesize
 
 __all__ = ["MODELS", "OPENAI_VOICES", "RESPONSE_FORMATS", "openai_error", "openai_routes", "voice_list"]
 

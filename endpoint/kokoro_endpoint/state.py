@@ -6,8 +6,8 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from kokoro_endpoint.capacity import Capacity
 from kokoro_endpoint.engines import Engine, load_engine
-from kokoro_endpoint.requests import Capacity
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 

@@ -41,10 +41,10 @@ from strands_voice_protocol.frames import (
 
 from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, synthesize_segments
-from kokoro_endpoint.requests import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
+from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.timestamps import shift_words
 

@@ -19,7 +19,7 @@ from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 
-from strands_voice.modes import run_voice
+from strands_voice.run import run_voice
 from strands_voice.transport import Frame
 
 pytestmark = pytest.mark.timeout(60)

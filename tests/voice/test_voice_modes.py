@@ -16,7 +16,7 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
 from strands_voice_protocol.events import EVENT_TYPES
 
-from strands_voice.modes import VoiceOptions, run_batch, run_bidi, run_voice, split_for_requests
+from strands_voice.run import VoiceOptions, run_batch, run_bidi, run_voice, split_for_requests
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -17,7 +17,7 @@ from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from websockets.asyncio.server import ServerConnection, serve
 
-from strands_voice.modes import run_voice
+from strands_voice.run import run_voice
 from strands_voice.websocket import WebSocketTransport
 
 SENTENCE = "One sentence that is cut and said again."

@@ -130,7 +130,7 @@ def parse_model_spec(spec: str) -> ModelChoice:
 def aws_credentials_available() -> bool:
     """Whether boto3 finds AWS credentials (environment, profile, container or instance role)."""
     try:
-        import boto3  # type: ignore[import-untyped]
+        import boto3
     except ImportError:
         return False
     try:

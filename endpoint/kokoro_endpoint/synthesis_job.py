@@ -1,8 +1,8 @@
-"""Turning one client message into a validated synthesis job (sans-I/O), and the capacity counter."""
+"""Turning one client message (a Leg 1 ``synthesize`` frame) into a validated :class:`SynthesisJob`, or the
+error frame that answers it (sans-I/O)."""
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -13,7 +13,7 @@ from strands_voice_protocol.frames import ErrorFrame, Synthesize
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.settings import Settings
 
-__all__ = ["Capacity", "SynthesisJob", "error_from_decode", "validate_synthesize"]
+__all__ = ["SynthesisJob", "error_from_decode", "validate_synthesize"]
 
 
 @dataclass
@@ -79,32 +79,3 @@ def validate_synthesize(
 def error_from_decode(error: FrameDecodeError) -> ErrorFrame:
     """The error frame answering a frame that could not be decoded."""
     return ErrorFrame(error.code, error.message)
-
-
-class Capacity:
-    """Counts concurrent sessions (WebSocket sessions and /invocations streams) against a maximum."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._used = 0
-        self._lock = threading.Lock()
-
-    @property
-    def in_use(self) -> int:
-        """Slots currently held."""
-        return self._used
-
-    def try_acquire(self) -> bool:
-        """Take a slot if one is free."""
-        with self._lock:
-            if self._used >= self.limit:
-                return False
-            self._used += 1
-            return True
-
-    def release(self) -> None:
-        """Give a slot back."""
-        with self._lock:
-            if self._used <= 0:
-                raise RuntimeError("capacity released more often than acquired")
-            self._used -= 1

@@ -9,7 +9,8 @@ The modes differ ONLY in when synthesis starts: ``bidi`` speaks each chunk as th
 ``batch`` (the fair baseline) waits for the whole text, then sends the fewest requests that fit the
 endpoint's per-request limit (``max_request_chars``; usually one, ``audio_chunk.sentence`` 0).
 
-``VoiceOptions``, ``Mode``, ``split_for_requests`` and the rest stay importable from here.
+(This module was ``strands_voice.modes`` until issue 14; ``VoiceOptions``, ``Mode``, ``split_for_requests``
+and the rest stay importable from here.)
 """
 
 from __future__ import annotations
