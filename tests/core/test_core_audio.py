@@ -29,6 +29,8 @@ from strands_voice_protocol.audio import (
     pcm16_to_wav,
     write_wav,
 )
+from strands_voice_protocol.audio.ogg import OggWriter, ogg_crc
+from strands_voice_protocol.audio.resample import resample_linear
 from strands_voice_protocol.errors import AudioEncodingError, MissingDependencyError
 
 
@@ -154,6 +156,47 @@ def parse_ogg_pages(data: bytes) -> list[tuple[int, int, bytes]]:
         pages.append((flags, granule, data[body : body + 8]))
         pos += size
     return pages
+
+
+def test_core_audio_ogg_crc_check_value() -> None:
+    # CRC-32 with polynomial 0x04C11DB7, initial value 0, no reflection and no final xor (RFC 3533): the
+    # published CRC-32/CKSUM check value 0x765E7680 without its final xor with 0xFFFFFFFF.
+    assert ogg_crc(b"123456789") == 0x765E7680 ^ 0xFFFFFFFF
+    assert ogg_crc(b"") == 0
+
+
+def test_core_audio_ogg_writer_splits_pages_on_packet_boundaries() -> None:
+    writer = OggWriter(serial=7)
+    # 300 packets of one lacing value each: a page holds at most 255 segments, so two pages.
+    packets = [(bytes([i % 256]) * 10, (i + 1) * 960) for i in range(300)]
+    data = writer.pages(packets)
+    pages = parse_ogg_pages(data)
+    assert len(pages) == 2
+    assert pages[0][0] & 0x02 and not pages[1][0] & 0x02  # beginning of stream on the first page only
+    assert [granule for _, granule, _ in pages] == [
+        255 * 960,
+        300 * 960,
+    ]  # granule of each page's last packet
+    # A packet of exactly 255 bytes takes two lacing values (255, then 0); the end-of-stream page follows.
+    last = parse_ogg_pages(writer.pages([(b"x" * 255, 301 * 960)], eos=True))
+    assert last == [(0x04, 301 * 960, b"x" * 8)]
+    with pytest.raises(AudioEncodingError):
+        writer.pages([(b"x" * 255 * 255, 0)])  # needs 256 lacing values: more than one page holds
+
+
+def test_core_audio_resample_linear_keeps_pitch_and_length() -> None:
+    rate, seconds, tone = 12_000, 1.0, 440.0
+    t = np.arange(int(rate * seconds)) / rate
+    pcm = float32_to_pcm16(0.5 * np.sin(2 * np.pi * tone * t))
+    out = pcm16_to_float32(resample_linear(pcm, rate))
+    assert len(out) == SAMPLE_RATE * seconds
+    spectrum = np.abs(np.fft.rfft(out))
+    assert abs(np.argmax(spectrum) * SAMPLE_RATE / len(out) - tone) <= 1.0  # 1 Hz bins over 1 s
+    same = np.frombuffer(resample_linear(pcm, rate, to_rate=rate), dtype="<i2").astype(int)
+    assert np.abs(same - np.frombuffer(pcm, dtype="<i2")).max() <= 1  # the float round trip: 1 LSB at most
+    assert resample_linear(b"", rate) == b""
+    with pytest.raises(AudioEncodingError):
+        resample_linear(b"\x00", rate)
 
 
 @pytest.mark.parametrize("step", [960, 4801, 48000])
