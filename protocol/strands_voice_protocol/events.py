@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Sequence
-from typing import Final, Literal, NotRequired, TypedDict
+from typing import Final, Literal, NotRequired, TypedDict, cast
 
 from strands_voice_protocol.frames import WordJson, WordTiming, words_json
 
@@ -39,6 +39,7 @@ __all__ = [
     "TextDeltaEvent",
     "WordTimestampsEvent",
     "WordsEvent",
+    "parse_event",
 ]
 
 #: A Leg 3 event's ``type``.
@@ -222,6 +223,68 @@ class SynthesisCompleteEvent(TypedDict):
 
 #: One event of the endpoint's ``POST /invocations`` SSE transport (Leg 1).
 SynthesisEvent = AudioStartEvent | WordTimestampsEvent | AudioChunkEvent | ErrorEvent | SynthesisCompleteEvent
+
+
+_NUMBER: Final = (int, float)
+# The fields each Leg 3 event must carry (besides "type" and "t_ms"), with their JSON types.
+_FIELDS: Final[dict[str, dict[str, tuple[type, ...]]]] = {
+    "agent_start": {"mode": (str,)},
+    "text_delta": {"seq": (int,), "text": (str,)},
+    "audio_start": {"format": (str,), "sample_rate": (int,), "channels": (int,)},
+    "audio_chunk": {"seq": (int,), "sentence": (int,), "data": (str,)},
+    "sentence_complete": {"sentence": (int,), "text": (str,), "duration_s": _NUMBER},
+    "words": {"sentence": (int,), "words": (list,)},
+    "sentence_restart": {"sentence": (int,), "dropped_s": _NUMBER},
+    "interrupted": {"heard_text": (str,), "sentences_done": (list,)},
+    "audio_end": {"chunks": (int,), "duration_s": _NUMBER},
+    "agent_end": {},
+    "error": {"code": (str,), "message": (str,)},
+}
+# Fields that may be null, when present.
+_NULLABLE: Final[dict[str, dict[str, tuple[type, ...]]]] = {
+    "agent_start": {"request_id": (str,)},
+    "interrupted": {"sentence_cut": (int,)},
+    "agent_end": {"ttfa_ms": _NUMBER, "text_ms": _NUMBER, "audio_ms": _NUMBER},
+}
+
+
+def _is(value: object, kinds: tuple[type, ...]) -> bool:
+    return isinstance(value, kinds) and not isinstance(value, bool)
+
+
+def parse_event(value: object) -> Event | None:
+    """Check a decoded JSON value against the Leg 3 event shapes (what a client does with each event).
+
+    Fields beyond the contract's are kept; an event type this version does not know is not an error (a
+    newer server may send more): it gives None, for the caller to skip.
+
+    Args:
+        value: One SSE event's ``data``, parsed as JSON.
+
+    Returns:
+        The event, typed; None for an event type this version does not know.
+
+    Raises:
+        ValueError: ``value`` is not a JSON object with a string ``type``, or a known event lacks a field
+            (``t_ms`` included) or carries one of the wrong JSON type. The message names the field.
+    """
+    if not isinstance(value, dict):
+        raise ValueError("a Leg 3 event must be a JSON object")
+    kind = value.get("type")
+    if not isinstance(kind, str):
+        raise ValueError("a Leg 3 event needs a string 'type'")
+    if kind not in _FIELDS:
+        return None
+    if not _is(value.get("t_ms"), _NUMBER):
+        raise ValueError(f"a {kind} event needs a number 't_ms'")
+    for name, kinds in _FIELDS[kind].items():
+        if not _is(value.get(name), kinds):
+            raise ValueError(f"a {kind} event needs {kinds[0].__name__} {name!r}")
+    for name, kinds in _NULLABLE.get(kind, {}).items():
+        field = value.get(name)
+        if field is not None and not _is(field, kinds):
+            raise ValueError(f"a {kind} event's {name!r} must be {kinds[0].__name__} or null")
+    return cast(Event, value)
 
 
 class EventBuilder:
