@@ -92,6 +92,8 @@ class ModeResult:
         total_s: Client seconds from sending the request to the end of the stream.
         first_heard_s: Client seconds to the first audible sound, for a consumer that analyses the audio
             (``strands_voice_tools.audio_analysis``); None otherwise.
+        started_at: The client's clock when the request was sent (the origin of every ``*_s``), when
+            the caller gave it (:func:`record_stream` does).
     """
 
     mode: str
@@ -107,6 +109,7 @@ class ModeResult:
     response_bytes: int = 0
     total_s: float = 0.0
     first_heard_s: float | None = None
+    started_at: float = 0.0
 
     @property
     def text(self) -> str:
@@ -285,6 +288,7 @@ def record_stream(
         clock: Monotonic seconds.
         on_update: Called with the partial result after each chunk (progress).
     """
+    recorder.result.started_at = started
     for chunk in chunks:
         recorder.feed(chunk, clock() - started)
         if on_update is not None:
