@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Sequence
-from typing import Final, Literal, NotRequired, TypedDict, cast
+from typing import Final, Literal, NotRequired, TypedDict, cast, get_args
 
 from strands_voice_protocol.frames import WordJson, WordTiming, words_json
 
@@ -42,7 +42,7 @@ __all__ = [
     "parse_event",
 ]
 
-#: A Leg 3 event's ``type``.
+#: A Leg 3 event's ``type``, in the order the types first appear in a response.
 EventType = Literal[
     "agent_start",
     "text_delta",
@@ -58,19 +58,7 @@ EventType = Literal[
 ]
 
 #: Every Leg 3 event type, in the order they first appear in a response.
-EVENT_TYPES: Final[tuple[EventType, ...]] = (
-    "agent_start",
-    "text_delta",
-    "audio_start",
-    "audio_chunk",
-    "sentence_complete",
-    "words",
-    "sentence_restart",
-    "interrupted",
-    "audio_end",
-    "agent_end",
-    "error",
-)
+EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
 
 
 class AgentStartEvent(TypedDict):

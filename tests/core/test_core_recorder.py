@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from strands_voice_protocol.events import EventBuilder, parse_event
+from strands_voice_protocol.events import EVENT_TYPES, EventBuilder, parse_event
 from strands_voice_protocol.recorder import Leg3Recorder, ModeResult, record_stream
 from strands_voice_protocol.sse import encode_sse
 
@@ -164,6 +164,13 @@ def test_parse_event_keeps_what_the_builder_makes() -> None:
     build = EventBuilder()
     for event in _answer():
         assert parse_event(json.loads(json.dumps(event))) == event
-    words = build.words(sentence=0, words=[])
-    assert parse_event(dict(words)) == words
+    more = [
+        build.words(sentence=0, words=[]),
+        build.sentence_restart(sentence=0, dropped_s=0.5),
+        build.interrupted(heard_text="Hi.", sentences_done=[0], sentence_cut=None),
+    ]
+    for event in more:
+        assert parse_event(json.loads(json.dumps(event))) == event
+    kinds = {event["type"] for event in [*_answer(), *more]}
+    assert kinds == set(EVENT_TYPES)  # every Leg 3 type is both built and checked
     assert base64.b64decode(_answer()[3]["data"]) == PCM[:600]
