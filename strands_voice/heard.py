@@ -13,6 +13,7 @@ from typing import Any
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
+from strands_voice_protocol.frames import WordJson
 
 __all__ = ["DeliveryLog", "heard_text"]
 
@@ -44,7 +45,7 @@ class DeliveryLog:
         self._texts: dict[int, str] = {}
         self._last_audio_sentence: int | None = None
         self._sentence_pcm: dict[int, int] = {}  # pcm bytes delivered per sentence
-        self._words: dict[int, list[dict[str, Any]]] = {}  # word timings delivered per sentence
+        self._words: dict[int, list[WordJson]] = {}  # word timings delivered per sentence
         self.chunks = 0
         self.pcm_bytes = 0
         self.first_audio_ms: float | None = None
@@ -52,8 +53,7 @@ class DeliveryLog:
 
     def delivered(self, event: Event) -> None:
         """Note that ``event`` reached the caller."""
-        kind = event["type"]
-        if kind == "audio_chunk":
+        if event["type"] == "audio_chunk":
             self.chunks += 1
             pcm = self._chunk_pcm(event["seq"])
             self.pcm_bytes += pcm
@@ -62,11 +62,11 @@ class DeliveryLog:
             if self.first_audio_ms is None:
                 self.first_audio_ms = event["t_ms"]
             self.last_audio_ms = event["t_ms"]
-        elif kind == "words":
+        elif event["type"] == "words":
             self._words.setdefault(event["sentence"], []).extend(event["words"])
-        elif kind == "sentence_restart":
+        elif event["type"] == "sentence_restart":
             self._sentence_pcm.pop(event["sentence"], None)  # heard again from its start
-        elif kind == "sentence_complete":
+        elif event["type"] == "sentence_complete":
             self.sentences_done.append(event["sentence"])
             self._texts[event["sentence"]] = event["text"]
 

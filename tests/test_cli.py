@@ -76,7 +76,7 @@ def test_every_cli_has_version(script: str, distribution: str) -> None:
 def test_demo_defaults_to_the_scripted_stand_in_even_with_aws_credentials(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from strands_voice_tools import demo
+    from strands_voice_tools.demo import cli as demo_cli
 
     for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
         monkeypatch.setenv(name, value)
@@ -86,7 +86,7 @@ def test_demo_defaults_to_the_scripted_stand_in_even_with_aws_credentials(
         asked.append(kwargs["model_spec"])
         raise StrandsVoiceError("stop here")
 
-    monkeypatch.setattr(demo, "run_demo", fake_run_demo)
+    monkeypatch.setattr(demo_cli, "run_demo", fake_run_demo)
     assert cli.main(["demo"]) == 1
     assert asked == ["scripted"]
     err = capsys.readouterr().err

@@ -253,10 +253,10 @@ def _demo(args: argparse.Namespace, stdout: TextIO) -> int:
             raise CliError(f"the runtime call failed: {exc}") from None
         raise
     if args.json:
-        print_json([r.as_dict() for r in results], stdout)
+        print_json([r.figures() for r in results], stdout)
     else:
         print("\n".join(format_results(results)), file=stdout)
-    return 0 if any(r.first_audio_ms is not None for r in results) else 1
+    return 0 if any(r.first_audio_s is not None for r in results) else 1
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> int:

@@ -9,8 +9,6 @@ either at a URL (``POST {url}/invocations``, e.g. the container on localhost:808
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import logging
 import statistics
@@ -18,14 +16,14 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from strands_voice_protocol.recorder import Leg3Recorder, ModeResult, record_stream
 
 __all__ = [
     "MODES",
-    "ModeResult",
-    "SSEParser",
     "format_results",
+    "format_run",
     "local_stream",
     "run_demo",
     "run_mode",
@@ -40,78 +38,6 @@ MODES: tuple[str, ...] = ("bidi", "batch")
 StreamOpener = Callable[[dict[str, Any]], Iterator[bytes]]
 
 
-class SSEParser:
-    """Incremental Server-Sent Events reader: feed bytes as they come, get whole JSON events back.
-
-    Events are split on the blank line, never on transport chunks; ``data:`` lines of one event are joined
-    with newlines; comments, ids and non-JSON data are skipped.
-    """
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, chunk: bytes) -> list[dict[str, Any]]:
-        """Add ``chunk`` and return every event it completed."""
-        buffer = self._buffer + chunk
-        held = b""
-        if buffer.endswith(b"\r"):  # maybe half of a CRLF: decide once the next byte is here
-            buffer, held = buffer[:-1], b"\r"
-        buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        events: list[dict[str, Any]] = []
-        while b"\n\n" in buffer:
-            block, buffer = buffer.split(b"\n\n", 1)
-            data = [line[5:] for line in block.split(b"\n") if line.startswith(b"data:")]
-            payload = b"\n".join(d[1:] if d.startswith(b" ") else d for d in data)
-            if not payload:
-                continue
-            try:
-                event = json.loads(payload)
-            except ValueError:
-                logger.debug("data=<%r> | skipped a non-JSON event", payload[:80])
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        self._buffer = buffer + held
-        return events
-
-
-@dataclass
-class ModeResult:
-    """One run of one mode.
-
-    Attributes:
-        mode: ``bidi`` or ``batch``.
-        first_text_ms: Client-side time from sending the request to the first ``text_delta``.
-        first_audio_ms: Client-side time to the first ``audio_chunk`` (time to first audio).
-        total_ms: Client-side time to the end of the stream.
-        server_ttfa_ms: ``agent_end.ttfa_ms``, the server's own time to first audio.
-        server_text_ms: ``agent_end.text_ms``.
-        server_audio_ms: ``agent_end.audio_ms``.
-        audio_chunks: Number of ``audio_chunk`` events.
-        audio_bytes: Decoded audio bytes.
-        errors: ``error`` events, as ``code: message``.
-    """
-
-    mode: str
-    first_text_ms: float | None = None
-    first_audio_ms: float | None = None
-    total_ms: float = 0.0
-    server_ttfa_ms: float | None = None
-    server_text_ms: float | None = None
-    server_audio_ms: float | None = None
-    audio_chunks: int = 0
-    audio_bytes: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy."""
-        return asdict(self)
-
-
-def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
 def run_mode(
     open_stream: StreamOpener,
     prompt: str,
@@ -120,7 +46,7 @@ def run_mode(
     voice: str | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> ModeResult:
-    """Send ``prompt`` in ``mode`` and time the events as they arrive.
+    """Send ``prompt`` in ``mode`` and record the events as they arrive (the one Leg 3 client).
 
     Args:
         open_stream: Opens the request and yields the body.
@@ -130,36 +56,14 @@ def run_mode(
         clock: Monotonic seconds (tests).
 
     Returns:
-        The timings and counts.
+        The run; client times in seconds from sending the request.
     """
     payload: dict[str, Any] = {"prompt": prompt, "mode": mode}
     if voice:
         payload["voice"] = voice
-    result = ModeResult(mode=mode)
-    parser = SSEParser()
     started = clock()
-    for chunk in open_stream(payload):
-        now_ms = (clock() - started) * 1000.0
-        for event in parser.feed(chunk):
-            kind = event.get("type")
-            if kind == "text_delta" and result.first_text_ms is None:
-                result.first_text_ms = now_ms
-            elif kind == "audio_chunk":
-                if result.first_audio_ms is None:
-                    result.first_audio_ms = now_ms
-                result.audio_chunks += 1
-                try:
-                    result.audio_bytes += len(base64.b64decode(event.get("data", ""), validate=True))
-                except (binascii.Error, ValueError, TypeError):
-                    result.errors.append("client: undecodable audio chunk")
-            elif kind == "agent_end":
-                result.server_ttfa_ms = _number(event.get("ttfa_ms"))
-                result.server_text_ms = _number(event.get("text_ms"))
-                result.server_audio_ms = _number(event.get("audio_ms"))
-            elif kind == "error":
-                result.errors.append(f"{event.get('code', 'error')}: {event.get('message', '')}")
-    result.total_ms = (clock() - started) * 1000.0
-    logger.debug("mode=<%s>, first_audio_ms=<%s> | run finished", mode, result.first_audio_ms)
+    result = record_stream(open_stream(payload), Leg3Recorder(mode), started=started, clock=clock)
+    logger.debug("mode=<%s>, first_audio_s=<%s> | run finished", mode, result.first_audio_s)
     return result
 
 
@@ -195,27 +99,29 @@ def run_demo(
     return results
 
 
-def _ms(value: float | None) -> str:
-    return f"{value:7.0f} ms" if value is not None else "      n/a"
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1000.0:7.0f} ms" if seconds is not None else "      n/a"
 
 
 def format_run(result: ModeResult) -> str:
-    """One line for one run."""
-    server = _ms(result.server_ttfa_ms).strip()
+    """One line for one run (times in milliseconds, for people)."""
+    server = result.server_ttfa_ms
+    server_text = f"{server:.0f} ms" if server is not None else "n/a"
     line = (
-        f"{result.mode:<6} first audio {_ms(result.first_audio_ms)} (server {server})"
-        f" | first text {_ms(result.first_text_ms)} | done {_ms(result.total_ms)}"
-        f" | {result.audio_chunks} audio chunks, {result.audio_bytes} bytes"
+        f"{result.mode:<6} first audio {_ms(result.first_audio_s)} (server {server_text})"
+        f" | first text {_ms(result.first_text_s)} | done {_ms(result.total_s)}"
+        f" | {len(result.audio)} audio chunks, {result.audio_bytes} bytes"
     )
-    return line + (f" | errors: {'; '.join(result.errors)}" if result.errors else "")
+    errors = result.error_lines
+    return line + (f" | errors: {'; '.join(errors)}" if errors else "")
 
 
 def format_results(results: Iterable[ModeResult]) -> list[str]:
     """The summary: median time to first audio per mode, and how much sooner the fastest mode speaks."""
     by_mode: dict[str, list[float]] = {}
     for result in results:
-        if result.first_audio_ms is not None:
-            by_mode.setdefault(result.mode, []).append(result.first_audio_ms)
+        if result.first_audio_s is not None:
+            by_mode.setdefault(result.mode, []).append(result.first_audio_s * 1000.0)
     medians = {mode: statistics.median(values) for mode, values in by_mode.items()}
     lines = [
         f"time to first audio, {mode}: {value:.0f} ms (median of {len(by_mode[mode])})"

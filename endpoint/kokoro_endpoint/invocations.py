@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import time
@@ -14,12 +13,12 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
+from strands_voice_protocol.events import SynthesisEventBuilder
 from strands_voice_protocol.frames import (
     ErrorFrame,
     Synthesize,
     decode_client_message,
     encode_server_message,
-    words_json,
 )
 from strands_voice_protocol.sse import encode_sse
 
@@ -180,79 +179,36 @@ async def _sse_body(
     settings: Settings,
     encoder: AudioEncoder,
 ) -> AsyncIterator[bytes]:
-    started = time.monotonic()
-
-    def t_ms() -> int:
-        return int((time.monotonic() - started) * 1000)
-
+    events = SynthesisEventBuilder(job.request_id)
     seq = 0
     sent = 0
     pcm_bytes = 0
-    yield encode_sse(
-        {
-            "type": "audio_start",
-            "request_id": job.request_id,
-            "format": encoder.format,
-            "sample_rate": engine.sample_rate,
-            "channels": 1,
-            "t_ms": t_ms(),
-        }
-    )
+    yield encode_sse(events.audio_start(format=encoder.format, sample_rate=engine.sample_rate))
     try:
         async for segment in _segments(job, engine, scheduler, settings):
             if segment.words:
                 words = shift_words(list(segment.words), pcm_bytes / (engine.sample_rate * 2))
-                yield encode_sse(
-                    {
-                        "type": "word_timestamps",
-                        "request_id": job.request_id,
-                        "words": words_json(words),
-                        "t_ms": t_ms(),
-                    }
-                )
+                yield encode_sse(events.word_timestamps(words))
             for pcm in pcm16_frames(to_pcm16(segment.audio), settings.audio_frame_bytes):
                 pcm_bytes += len(pcm)
                 chunk = encoder.encode(pcm)
                 if chunk:
-                    yield _audio_chunk(seq, chunk, t_ms())
+                    yield encode_sse(events.audio_chunk(seq=seq, sentence=0, data=chunk))
                     seq += 1
                     sent += len(chunk)
         tail = encoder.flush()
         if tail:
-            yield _audio_chunk(seq, tail, t_ms())
+            yield encode_sse(events.audio_chunk(seq=seq, sentence=0, data=tail))
             seq += 1
             sent += len(tail)
     except Exception:
         logger.exception("request_id=<%s> | synthesis failed", job.request_id)
-        yield encode_sse(
-            {
-                "type": "error",
-                "request_id": job.request_id,
-                "code": "internal",
-                "message": "Speech synthesis failed for this request.",
-                "t_ms": t_ms(),
-            }
-        )
+        yield encode_sse(events.error(code="internal", message="Speech synthesis failed for this request."))
         return
     yield encode_sse(
-        {
-            "type": "synthesis_complete",
-            "request_id": job.request_id,
-            "audio_bytes": sent,
-            "total_duration_s": pcm_bytes / (engine.sample_rate * 2),
-            "elapsed_s": round(time.monotonic() - job.received_at, 4),
-            "t_ms": t_ms(),
-        }
-    )
-
-
-def _audio_chunk(seq: int, data: bytes, t_ms: int) -> bytes:
-    return encode_sse(
-        {
-            "type": "audio_chunk",
-            "seq": seq,
-            "sentence": 0,
-            "data": base64.b64encode(data).decode("ascii"),
-            "t_ms": t_ms,
-        }
+        events.synthesis_complete(
+            audio_bytes=sent,
+            total_duration_s=pcm_bytes / (engine.sample_rate * 2),
+            elapsed_s=round(time.monotonic() - job.received_at, 4),
+        )
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 from strands_voice_protocol._utf8 import json_utf8
 from strands_voice_protocol.errors import FrameDecodeError
@@ -230,7 +230,17 @@ def encode_server_message(message: ServerMessage) -> str:
     raise TypeError(f"not a server message: {type(message).__name__}")
 
 
-def words_json(words: tuple[WordTiming, ...] | list[WordTiming]) -> list[dict[str, Any]]:
+class WordJson(TypedDict):
+    """One word as JSON, in ``word_timestamps`` frames and Leg 3 ``words`` events."""
+
+    word: str
+    start_s: float
+    end_s: float
+    char_start: int
+    char_end: int
+
+
+def words_json(words: tuple[WordTiming, ...] | list[WordTiming]) -> list[WordJson]:
     """Words as the JSON list of ``word_timestamps`` (and of Leg 3's ``words`` event)."""
     return [
         {

@@ -15,6 +15,7 @@ import httpx
 import pytest
 from strands_voice_tools import demo
 from strands_voice_tools.demo import DemoError, Progress, start_demo_stack
+from strands_voice_tools.demo import stack as demo_stack
 
 # Two short sentences with fast pacing: the short form of the demo.
 TEXT = "Here is the first sentence of a short answer. And here is the second one."
@@ -35,7 +36,7 @@ def demo_args(tmp_path: Path, **overrides: Any) -> argparse.Namespace:
 @pytest.fixture
 def shared_engine(onnx_engine: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Let the demo serve the session's already loaded ONNX engine instead of loading a second copy."""
-    monkeypatch.setattr(demo, "load_tts_engine", lambda: onnx_engine)
+    monkeypatch.setattr(demo_stack, "load_tts_engine", lambda: onnx_engine)
     return onnx_engine
 
 

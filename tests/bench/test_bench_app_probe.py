@@ -16,7 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from strands_voice_protocol.errors import StrandsVoiceError
-from strands_voice_tools.bench.app_probe import VoiceRun, run_voice_request
+from strands_voice_protocol.recorder import ModeResult
+from strands_voice_tools.bench.app_probe import run_voice_request
 
 PCM = b"\x01\x00" * 24_000  # 1 s of pcm16 at 24 kHz
 
@@ -70,7 +71,7 @@ def sse_app() -> Iterator[tuple[RunningServer, list[Any]]]:
         yield server, received
 
 
-async def _run(url: str, prompt: str) -> VoiceRun:
+async def _run(url: str, prompt: str) -> ModeResult:
     async with httpx.AsyncClient() as client:
         return await run_voice_request(client, url, prompt, mode="bidi", audio_format="pcm16")
 
@@ -91,11 +92,11 @@ def test_run_voice_request_times_events_and_counts_leg3_bytes(
     assert chunk.wire_bytes == len(f"data: {json.dumps(audio_event)}\n\n".encode())
     assert run.audio_wire_bytes == chunk.wire_bytes
     assert run.response_bytes == sum(len(f"data: {json.dumps(event)}\n\n".encode()) for event in _events())
-    assert run.ttfa_s is not None and run.ttfa_s >= 0.2  # the audio event is sent 0.2 s in
-    assert run.texts[0].arrival_s < run.ttfa_s
+    assert run.first_audio_s is not None and run.first_audio_s >= 0.2  # the audio event is sent 0.2 s in
+    assert run.texts[0].arrival_s < run.first_audio_s
     assert run.server_ttfa_ms == 200.0
     assert run.sentences == {0: ("Hello there, friend.", 1.0)}
-    assert run.audio_duration_s == 1.0
+    assert run.audio_end is not None and run.audio_end["duration_s"] == 1.0
     assert run.agent_end is not None and run.agent_end["ttfa_ms"] == 200.0
     assert run.errors == []
 

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import StreamingResponse
 from starlette.routing import Route
 from strands_voice_infra import agent_cli
-from strands_voice_infra.demo import SSEParser, format_results, run_demo, runtime_stream
+from strands_voice_infra.demo import format_results, run_demo, runtime_stream
 
 AUDIO = base64.b64encode(b"\x01\x00" * 240).decode()
 RUNTIME_ARN = "arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/strands_voice_agent-abc123"
@@ -123,9 +123,9 @@ def test_demo_json_measures_from_the_client(app_url: tuple[str, Starlette]) -> N
     assert agent_cli.main(argv, stdout=out) == 0
     bidi, batch = json.loads(out.getvalue())
     assert (bidi["mode"], batch["mode"]) == ("bidi", "batch")
-    assert bidi["first_audio_ms"] < batch["first_audio_ms"]
-    assert batch["first_audio_ms"] >= 350  # the client saw the server's delay, not a buffered response
-    assert bidi["first_text_ms"] <= bidi["first_audio_ms"] <= bidi["total_ms"]
+    assert bidi["first_audio_s"] < batch["first_audio_s"]
+    assert batch["first_audio_s"] >= 0.35  # the client saw the server's delay, not a buffered response
+    assert bidi["first_text_s"] <= bidi["first_audio_s"] <= bidi["total_s"]
     assert (bidi["server_ttfa_ms"], bidi["audio_chunks"], bidi["errors"]) == (50.0, 2, [])
 
 
@@ -189,11 +189,11 @@ def test_demo_through_invoke_agent_runtime(aws_env: None) -> None:
     with stubber:
         results = run_demo(runtime_stream(client, RUNTIME_ARN), "hi")
     stubber.assert_no_pending_responses()
-    assert [(r.mode, r.server_ttfa_ms, r.audio_chunks) for r in results] == [
+    assert [(r.mode, r.server_ttfa_ms, len(r.audio)) for r in results] == [
         ("bidi", 50.0, 2),
         ("batch", 400.0, 2),
     ]
-    assert all(r.first_audio_ms is not None for r in results)
+    assert all(r.first_audio_s is not None for r in results)
     assert (
         format_results(results)[-1].endswith("sooner than batch")
         or "sooner than bidi" in format_results(results)[-1]
@@ -214,26 +214,28 @@ def test_runtime_sessions_are_long_enough_and_shared() -> None:
     assert len(set(sessions)) == 1 and len(sessions[0]) >= 33
 
 
-def test_sse_parser_buffers_across_chunks() -> None:
-    parser = SSEParser()
+def test_the_demo_reads_sse_whole_however_it_is_chunked() -> None:
+    """The demo is the shared Leg 3 client: events split anywhere, CRLF, comments, non-JSON reported."""
     stream = (
-        b': comment\r\n\r\ndata: {"type": "a",\r\ndata:  "n": 1}\r\n\r\n'
-        b'data: not json\n\nevent: x\ndata: {"type": "b"}\n\n'
+        b': comment\r\n\r\ndata: {"type": "text_delta",\r\ndata:  "t_ms": 1, "seq": 0, "text": "a"}\r\n\r\n'
+        b'data: not json\n\nevent: x\ndata: {"type": "text_delta", "t_ms": 2, "seq": 1, "text": "b"}\n\n'
     )
-    events: list[dict[str, Any]] = []
-    for i in range(len(stream)):  # one byte at a time: no event may depend on transport chunking
-        events += parser.feed(stream[i : i + 1])
-    assert events == [{"type": "a", "n": 1}, {"type": "b"}]
-    assert parser.feed(b'data: {"type": "c"}\n') == []
-    assert parser.feed(b"\n") == [{"type": "c"}]
+
+    def opener(payload: dict[str, Any]) -> Iterator[bytes]:
+        for i in range(len(stream)):  # one byte at a time: no event may depend on transport chunking
+            yield stream[i : i + 1]
+
+    (result,) = run_demo(opener, "hi", modes=["bidi"])
+    assert result.text == "ab" and [e["type"] for e in result.events] == ["text_delta", "text_delta"]
+    assert result.error_lines == ["client: an event that is not JSON"]
 
 
 def test_error_events_are_reported(app_url: tuple[str, Starlette]) -> None:
     def opener(payload: dict[str, Any]) -> Iterator[bytes]:
         yield b'data: {"type": "text_delta", "t_ms": 1, "seq": 0, "text": "hi"}\n\n'
-        yield b'data: {"type": "error", "code": "tts_unavailable", "message": "speech is down"}\n\n'
+        yield b'data: {"type": "error", "t_ms": 2, "code": "tts_unavailable", "message": "speech down"}\n\n'
         yield b'data: {"type": "audio_chunk", "t_ms": 3, "seq": 0, "sentence": 0, "data": "***"}\n\n'
 
     (result,) = run_demo(opener, "hi", modes=["bidi"])
-    assert result.errors == ["tts_unavailable: speech is down", "client: undecodable audio chunk"]
-    assert result.first_text_ms is not None
+    assert result.error_lines == ["tts_unavailable: speech down", "client: undecodable audio chunk"]
+    assert result.first_text_s is not None

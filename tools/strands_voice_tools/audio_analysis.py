@@ -13,12 +13,15 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.frames import DEFAULT_SAMPLE_RATE
+from strands_voice_protocol.recorder import ModeResult
 
 __all__ = [
     "AUDIBLE_DBFS",
     "AUDIBLE_WINDOW_S",
     "FirstHeard",
     "first_audible_sample",
+    "first_heard_s",
     "pcm16_to_float",
 ]
 
@@ -135,3 +138,20 @@ class FirstHeard:
                 self._heard_at = start + (offset - chunk_offset)
                 return
         self._heard_at = math.nan  # unreachable: the first chunk starts at offset 0
+
+
+def first_heard_s(result: ModeResult, sample_rate: int = DEFAULT_SAMPLE_RATE) -> float | None:
+    """When the first audible sound of a recorded Leg 3 answer plays, in its client seconds.
+
+    Its ``audio_chunk`` events are played as they arrived (see :class:`FirstHeard`).
+
+    Returns:
+        The time, or None when the answer is not ``pcm16`` or nothing audible arrived.
+    """
+    if result.format != "pcm16":
+        return None
+    heard = FirstHeard(sample_rate)
+    for chunk in result.audio:
+        if heard.feed(chunk.arrival_s, chunk.data) is not None:
+            break
+    return heard.heard_at

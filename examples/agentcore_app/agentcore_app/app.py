@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
 from strands_voice_protocol.errors import TextEncodingError
-from strands_voice_protocol.events import EventBuilder
+from strands_voice_protocol.events import ErrorEvent, Event, EventBuilder
 from strands_voice_protocol.sse import encode_sse
 from strands_voice_protocol.tasks import cancel_and_wait
 
@@ -61,7 +61,7 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 _STOP_TIMEOUT_S: Final = 10.0
 
 
-def error_event(code: str, message: str) -> dict[str, Any]:
+def error_event(code: str, message: str) -> ErrorEvent:
     """A Leg 3 ``error`` event for an invocation refused before it started (``t_ms`` 0)."""
     return EventBuilder().error(code=code, message=message)
 
@@ -237,7 +237,7 @@ def create_app(
 
     async def stream_answer(
         request: VoiceRequest, request_id: str | None, voice: VoiceCallbackHandler
-    ) -> AsyncGenerator[dict[str, Any], None]:
+    ) -> AsyncGenerator[Event, None]:
         # A fresh agent per invocation (no messages carry over to the next caller), speaking through a
         # fresh voice handler: the handler is the whole voice pipeline.
         agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=voice)
@@ -268,7 +268,7 @@ def create_app(
     # is bridged through a worker loop and a thread blocked on the next event, which cannot be stopped
     # until that event comes (an agent still thinking keeps its TTS session open meanwhile).
     @app.entrypoint
-    def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[dict[str, Any]]:
+    def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[Event]:
         try:
             request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
         except PayloadError as error:

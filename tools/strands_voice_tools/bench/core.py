@@ -25,8 +25,9 @@ from typing import Any, Final
 
 import httpx
 from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.recorder import ModeResult
 
-from strands_voice_tools.bench.app_probe import VoiceRun, run_voice_request
+from strands_voice_tools.bench.app_probe import run_voice_request
 from strands_voice_tools.bench.endpoint_probe import measure_concurrent, measure_request
 from strands_voice_tools.bench.engine_probe import EngineCall, engine_first_segment_ms
 from strands_voice_tools.bench.heard import bench_heard
@@ -194,7 +195,7 @@ async def bench_tts_only(stack: BenchStack, config: BenchConfig, progress: Progr
     }
 
 
-def _first_chunk_times(run: VoiceRun) -> tuple[str, float, float] | None:
+def _first_chunk_times(run: ModeResult) -> tuple[str, float, float] | None:
     """The first text chunk and when its text had fully arrived: (text, server t_ms, client arrival s)."""
     if 0 not in run.sentences:
         return None
@@ -205,13 +206,13 @@ def _first_chunk_times(run: VoiceRun) -> tuple[str, float, float] | None:
     return chunk, run.texts[index].t_ms, run.texts[index].arrival_s
 
 
-def _pcm_playback(run: VoiceRun) -> tuple[float, int, tuple[tuple[float, float], ...]]:
+def _pcm_playback(run: ModeResult) -> tuple[float, int, tuple[tuple[float, float], ...]]:
     chunks = [(chunk.arrival_s, chunk.audio_bytes / PCM16_BYTES_PER_SECOND) for chunk in run.audio]
     result = simulate_playback(chunks)
     return result.stall_s, result.stalls, result.segments
 
 
-def _timeline(run: VoiceRun) -> dict[str, Any]:
+def _timeline(run: ModeResult) -> dict[str, Any]:
     """The arrival data the plot draws, for one run (pcm16)."""
     text: list[list[float]] = []
     chars = 0
@@ -226,8 +227,8 @@ def _timeline(run: VoiceRun) -> dict[str, Any]:
     stall, stalls, segments = _pcm_playback(run)
     first = _first_chunk_times(run)
     return {
-        "ttfa_s": run.ttfa_s,
-        "heard_s": run.heard_s,
+        "ttfa_s": run.first_audio_s,
+        "heard_s": run.first_heard_s,
         "first_chunk_text_complete_s": None if first is None else first[2],
         "text": text,
         "audio": audio,
@@ -238,23 +239,28 @@ def _timeline(run: VoiceRun) -> dict[str, Any]:
     }
 
 
-def _representative(runs: Sequence[VoiceRun]) -> VoiceRun:
+def _representative(runs: Sequence[ModeResult]) -> ModeResult:
     """The run whose TTFA is closest to the median: the one the plot shows."""
-    ttfas = [run.ttfa_s or 0.0 for run in runs]
+    ttfas = [run.first_audio_s or 0.0 for run in runs]
     middle = statistics.median(ttfas)
-    return min(runs, key=lambda run: abs((run.ttfa_s or 0.0) - middle))
+    return min(runs, key=lambda run: abs((run.first_audio_s or 0.0) - middle))
 
 
-def _check_run(run: VoiceRun) -> None:
+def _check_run(run: ModeResult) -> None:
     if run.errors:
-        codes = ", ".join(str(error.get("code")) for error in run.errors)
+        codes = ", ".join(error["code"] for error in run.errors)
         raise StrandsVoiceError(f"the {run.mode} ({run.format}) answer reported errors: {codes}")
+    if run.problems:
+        problems = "; ".join(run.problems)
+        raise StrandsVoiceError(f"the {run.mode} ({run.format}) answer could not be read: {problems}")
     if not run.audio:
         raise StrandsVoiceError(f"the {run.mode} ({run.format}) answer carried no audio")
 
 
-def _payload_figures(run: VoiceRun) -> dict[str, Any]:
-    duration = run.audio_duration_s or sum(duration for _text, duration in run.sentences.values())
+def _payload_figures(run: ModeResult) -> dict[str, Any]:
+    duration = (run.audio_end["duration_s"] if run.audio_end else 0.0) or sum(
+        duration for _text, duration in run.sentences.values()
+    )
     if duration <= 0:
         raise StrandsVoiceError(f"the {run.format} answer reported no audio duration")
     return {
@@ -275,9 +281,9 @@ async def bench_end_to_end(
     Returns:
         The ``end_to_end``, ``playback`` and ``payload`` sections.
     """
-    payload_runs: dict[str, VoiceRun] = {}
-    bidi: list[VoiceRun] = []
-    batch: list[VoiceRun] = []
+    payload_runs: dict[str, ModeResult] = {}
+    bidi: list[ModeResult] = []
+    batch: list[ModeResult] = []
     # Each bidi run's first engine call: its first chunk's synthesis as the engine ran it in that trial.
     bidi_engine: list[EngineCall | None] = []
     # Generous: on a busy machine one answer can take minutes; a quiet one needs about 15 s.
@@ -303,8 +309,9 @@ async def bench_end_to_end(
                     calls = stack.timed.calls[calls_before:]
                     bidi_engine.append(calls[0] if calls else None)
             progress(
-                f"end-to-end trial {trial + 1}/{config.trials}: bidi {(bidi[-1].ttfa_s or 0) * 1e3:.0f} ms, "
-                f"batch {(batch[-1].ttfa_s or 0) * 1e3:.0f} ms"
+                f"end-to-end trial {trial + 1}/{config.trials}: "
+                f"bidi {(bidi[-1].first_audio_s or 0) * 1e3:.0f} ms, "
+                f"batch {(batch[-1].first_audio_s or 0) * 1e3:.0f} ms"
             )
 
     # The engine alone, on an otherwise idle process, on the first chunk's text.
@@ -329,39 +336,39 @@ async def bench_end_to_end(
     after_engine_ms: list[float] = []
     for run, call in zip(bidi, bidi_engine, strict=True):
         times = _first_chunk_times(run)
-        if times is None or run.server_ttfa_ms is None or run.ttfa_s is None:
+        if times is None or run.server_ttfa_ms is None or run.first_audio_s is None:
             continue
         _chunk, t_ms, arrival_s = times
         text_complete.append(t_ms)
         if engine_median is not None:
             overhead_idle.append(run.server_ttfa_ms - t_ms - engine_median)
-            overhead_idle_client.append((run.ttfa_s - arrival_s) * 1e3 - engine_median)
+            overhead_idle_client.append((run.first_audio_s - arrival_s) * 1e3 - engine_median)
         if call is not None:
             trial_engine_ms.append(call.first_segment_s * 1e3)
             overhead.append(run.server_ttfa_ms - t_ms - call.first_segment_s * 1e3)
             # Where the rest went, on the client's clock: text complete -> engine starts, and engine
             # done -> first audio at the client.
             before_engine_ms.append((call.started - run.started_at - arrival_s) * 1e3)
-            after_engine_ms.append((run.started_at + run.ttfa_s - call.finished) * 1e3)
+            after_engine_ms.append((run.started_at + run.first_audio_s - call.finished) * 1e3)
 
     # Time to first heard sound: from the first chunk's text to the listener hearing it, over the
     # engine's own time to its first window of that chunk in the same trial.
     heard_over_floor: list[float] = []
     for run, call in zip(bidi, bidi_engine, strict=True):
         times = _first_chunk_times(run)
-        if times is not None and call is not None and run.heard_s is not None:
-            heard_over_floor.append((run.heard_s - times[2]) * 1e3 - call.first_segment_s * 1e3)
-    bidi_heard = [run.heard_s * 1e3 for run in bidi if run.heard_s is not None]
-    batch_heard = [run.heard_s * 1e3 for run in batch if run.heard_s is not None]
-    bidi_ttfa = [(run.ttfa_s or 0.0) * 1e3 for run in bidi]
-    batch_ttfa = [(run.ttfa_s or 0.0) * 1e3 for run in batch]
+        if times is not None and call is not None and run.first_heard_s is not None:
+            heard_over_floor.append((run.first_heard_s - times[2]) * 1e3 - call.first_segment_s * 1e3)
+    bidi_heard = [run.first_heard_s * 1e3 for run in bidi if run.first_heard_s is not None]
+    batch_heard = [run.first_heard_s * 1e3 for run in batch if run.first_heard_s is not None]
+    bidi_ttfa = [(run.first_audio_s or 0.0) * 1e3 for run in bidi]
+    batch_ttfa = [(run.first_audio_s or 0.0) * 1e3 for run in batch]
     end_to_end: dict[str, Any] = {
         "workload": {
             "model": "ScriptedModel(first_sentence_s=0.6, total_s=5.0)",
             "answer": "quick (2 sentences)" if config.answer_text else "SCRIPTED_ANSWER",
             "prompt": PROMPT,
             "answer_chars": sum(len(delta.text) for delta in bidi[0].texts),
-            "audio_s": bidi[0].audio_duration_s,
+            "audio_s": bidi[0].audio_end["duration_s"] if bidi[0].audio_end else None,
             "sentences": len(bidi[0].sentences),
         },
         "bidi_ttfa_ms": summarize(bidi_ttfa),

@@ -1,0 +1,118 @@
+"""The demo's outcome (a :class:`~strands_voice_protocol.recorder.ModeResult` per mode), as text and JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcore_app.models import ModelChoice
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.recorder import ModeResult
+
+__all__ = ["DemoReport", "format_report", "report_to_json"]
+
+
+@dataclass
+class DemoReport:
+    """The demo's outcome.
+
+    Attributes:
+        prompt: The prompt sent.
+        model: The model that answered.
+        voice: The TTS voice.
+        results: One result per mode, in the order run (client times in seconds).
+        pcm: Each mode's audio, decoded to 16-bit PCM at 24 kHz.
+        wavs: Where each mode's WAV was written.
+    """
+
+    prompt: str
+    model: ModelChoice
+    voice: str
+    results: list[ModeResult]
+    pcm: dict[str, bytes] = field(default_factory=dict, repr=False)
+    wavs: dict[str, Path] = field(default_factory=dict)
+
+    def audio_s(self, mode: str) -> float:
+        """Seconds of audio ``mode`` received."""
+        return len(self.pcm.get(mode, b"")) / BYTES_PER_SECOND
+
+    def result(self, mode: str) -> ModeResult | None:
+        """The result of ``mode``, if it ran."""
+        return next((r for r in self.results if r.mode == mode), None)
+
+    @property
+    def ttfa_ratio(self) -> float | None:
+        """Batch time to first audio divided by bidi's, when both ran and both spoke."""
+        bidi, batch = self.result("bidi"), self.result("batch")
+        if bidi is None or batch is None or not bidi.first_audio_s or batch.first_audio_s is None:
+            return None
+        return batch.first_audio_s / bidi.first_audio_s
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f} s"
+
+
+def format_report(report: DemoReport) -> str:
+    """The figures as a small table, for people."""
+    lines = [
+        f"model:  {report.model.description}",
+        f"voice:  {report.voice} (Kokoro-82M int8 ONNX on CPU)",
+        f"prompt: {report.prompt}",
+        "",
+        f"{'mode':<6} {'first text':>11} {'first audio':>12} {'first heard':>12} {'last audio':>11} "
+        f"{'audio':>9}  wav",
+    ]
+    for r in report.results:
+        wav = str(report.wavs[r.mode]) if r.mode in report.wavs else "(none)"
+        audio = _seconds(report.audio_s(r.mode))
+        lines.append(
+            f"{r.mode:<6} {_seconds(r.first_text_s):>11} {_seconds(r.first_audio_s):>12} "
+            f"{_seconds(r.first_heard_s):>12} {_seconds(r.last_audio_s):>11} {audio:>9}  {wav}"
+        )
+    lines.append("")
+    ratio = report.ttfa_ratio
+    if ratio is not None:
+        bidi, batch = report.result("bidi"), report.result("batch")
+        assert bidi is not None and batch is not None and bidi.first_audio_s is not None
+        assert batch.first_audio_s is not None
+        sooner = batch.first_audio_s - bidi.first_audio_s
+        lines.append(
+            f"time to first audio, batch / bidi: {ratio:.1f}x (bidi starts speaking {sooner:.2f} s sooner)"
+        )
+    lines.append(
+        "times are measured at the client, from sending the request; first text is the first text_delta; "
+        "first heard is when the first 10 ms above -40 dBFS plays, on a player starting at the first audio"
+    )
+    for r in report.results:
+        for error in r.error_lines:
+            lines.append(f"{r.mode}: error {error}")
+    if report.model.is_scripted:
+        lines.append(
+            "note: the answer came from the scripted stand-in, not a real LLM "
+            "(use --model bedrock:<model-id>, ollama:<name> or openai:<model-id> for one)"
+        )
+    return "\n".join(lines)
+
+
+def report_to_json(report: DemoReport) -> dict[str, Any]:
+    """The figures as a JSON-ready dict: per mode :meth:`ModeResult.figures` (seconds), audio and WAV."""
+    ratio = report.ttfa_ratio
+    return {
+        "prompt": report.prompt,
+        "model": {
+            "spec": report.model.spec,
+            "scripted": report.model.is_scripted,
+        },
+        "voice": report.voice,
+        "modes": {
+            r.mode: {
+                **r.figures(),
+                "audio_s": round(report.audio_s(r.mode), 4),
+                "wav": str(report.wavs[r.mode]) if r.mode in report.wavs else None,
+            }
+            for r in report.results
+        },
+        "ttfa_ratio_batch_over_bidi": None if ratio is None else round(ratio, 4),
+    }
