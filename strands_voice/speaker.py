@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
-from strands_voice_protocol.errors import TTSError
+from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
@@ -94,7 +94,7 @@ class VoiceOptions:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise ValueError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
+            raise ConfigurationError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
 
 
 def split_for_requests(text: str, max_chars: int) -> list[str]:

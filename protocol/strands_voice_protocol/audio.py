@@ -62,7 +62,8 @@ __all__ = [
     "write_wav",
 ]
 
-SAMPLE_RATE: Final = 24_000
+from strands_voice_protocol.wire import SAMPLE_RATE
+
 BYTES_PER_SECOND: Final = SAMPLE_RATE * 2
 #: The formats of the wire protocol (Leg 1 ``format``, the Leg 3 payload's ``format``).
 AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")

@@ -48,6 +48,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from strands_voice_protocol.errors import ConfigurationError
+
 __all__ = [
     "ABBREVIATIONS",
     "IncrementalSentenceChunker",
@@ -308,11 +310,11 @@ class IncrementalSentenceChunker:
         first_chunk_max_chars: int | None = None,
     ) -> None:
         if max_chunk_chars < 20:
-            raise ValueError("max_chunk_chars must be at least 20")
+            raise ConfigurationError("max_chunk_chars must be at least 20")
         if first_chunk_min_chars is not None and first_chunk_min_chars < 1:
-            raise ValueError("first_chunk_min_chars must be positive or None")
+            raise ConfigurationError("first_chunk_min_chars must be positive or None")
         if first_chunk_max_chars is not None and first_chunk_max_chars < 1:
-            raise ValueError("first_chunk_max_chars must be positive or None")
+            raise ConfigurationError("first_chunk_max_chars must be positive or None")
         self.first_chunk_max_chars = first_chunk_max_chars
         self.first_chunk_min_chars = first_chunk_min_chars
         self.max_chunk_chars = max_chunk_chars

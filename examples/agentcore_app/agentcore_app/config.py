@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.wire import BIDI_PATH
 
 from agentcore_app.models import default_model_spec
-from strands_voice.connect import BIDI_PATH
 
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",

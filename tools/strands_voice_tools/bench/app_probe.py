@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 from strands_voice_protocol.errors import StrandsVoiceError
 from strands_voice_protocol.sse import SSEDecoder, SSEEvent
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 from strands_voice_tools.audio_analysis import FirstHeard
 
@@ -82,7 +83,7 @@ class VoiceRun:
     errors: list[dict[str, Any]] = field(default_factory=list)
     total_s: float = 0.0
     started_at: float = 0.0
-    heard: FirstHeard = field(default_factory=lambda: FirstHeard(24_000))
+    heard: FirstHeard = field(default_factory=lambda: FirstHeard(SAMPLE_RATE))
 
     @property
     def heard_s(self) -> float | None:

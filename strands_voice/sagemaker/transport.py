@@ -17,6 +17,9 @@ Mapping (PROTOCOL.md, Leg 2):
 * ``ModelStreamError`` / ``InternalStreamFailure`` (and errors answering the request itself) become
   :class:`~strands_voice_protocol.errors.SageMakerStreamError` carrying SageMaker's error code.
 
+This module is the SDK glue (connect, send, the reader task, close); those rules themselves are pure
+functions in :mod:`strands_voice.sagemaker.framing`.
+
 Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
 container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
 lazily: without it, :class:`~strands_voice_protocol.errors.MissingDependencyError` says what to install.
@@ -36,23 +39,28 @@ import contextlib
 import importlib
 import logging
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final, NoReturn
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from strands_voice_protocol.errors import (
     MissingDependencyError,
-    SageMakerStreamError,
     TTSConnectionError,
     TTSError,
     TTSTimeoutError,
 )
-from strands_voice_protocol.frames import is_control_frame
 from strands_voice_protocol.tasks import cancel_and_wait
 
+from strands_voice.sagemaker.framing import (
+    COMPLETE,
+    UTF8,
+    PartAssembler,
+    check_endpoint_name,
+    default_endpoint_uri,
+    parse_sagemaker_url,
+    stream_error,
+)
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]
@@ -60,17 +68,8 @@ __all__ = ["SageMakerTransport"]
 logger = logging.getLogger(__name__)
 
 _INSTALL_HINT: Final = "pip install 'strands-voice[sagemaker]'"
-# SageMaker endpoint names: alphanumerics and hyphens, at most 63 characters.
-_ENDPOINT_NAME: Final = re.compile(r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$")
-_URL_OPTIONS: Final = frozenset({"region", "variant", "endpoint_url"})
 # Where the service endpoint may be overridden by environment (the SDK's own service id).
 _ENDPOINT_ENV: Final = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
-# How the SDK words an error it does not model: "... - status: 400 - id: <namespace>#ValidationError".
-_UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
-_UTF8: Final = "UTF8"
-_BINARY: Final = "BINARY"
-_PARTIAL: Final = "PARTIAL"
-_COMPLETE: Final = "COMPLETE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,108 +105,6 @@ def _load_sdk() -> _SDK:
         crt_client_cls=AWSCRTHTTPClient,
         call_error=CallError,
         identity_cls=AWSCredentialsIdentity,
-    )
-
-
-def default_endpoint_uri(region: str) -> str:
-    """The regional SageMaker runtime HTTP/2 endpoint (port 8443) for ``region``."""
-    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-    return f"https://runtime.sagemaker.{region}.{suffix}:8443"
-
-
-def classify_payload_part(data: bytes, data_type: str | None) -> Frame:
-    """Turn one (complete) response payload into a Leg 1 frame.
-
-    ``UTF8`` parts are control frames, ``BINARY`` parts audio, whatever their bytes look like. A part
-    without a data type is a control frame only if the whole chunk decodes as UTF-8 JSON to an object.
-    """
-    if data_type == _UTF8 or (data_type is None and is_control_frame(data)):
-        # A UTF8 part that is not valid UTF-8 still reaches the session as text: it fails to decode there.
-        return data.decode("utf-8", errors="replace")
-    return bytes(data)
-
-
-class _PartAssembler:
-    """Joins ``PARTIAL`` payload parts until the part that completes them (sans-I/O)."""
-
-    def __init__(self) -> None:
-        self._pieces: list[bytes] = []
-        self._data_type: str | None = None
-
-    def feed(self, data: bytes, data_type: str | None, completion_state: str | None) -> Frame | None:
-        """Add one part; returns the frame once it is complete, else None."""
-        if not self._pieces:
-            self._data_type = data_type
-        self._pieces.append(data)
-        if completion_state == _PARTIAL:
-            return None
-        whole = b"".join(self._pieces)
-        data_type = self._data_type if self._data_type is not None else data_type
-        self._pieces.clear()
-        self._data_type = None
-        return classify_payload_part(whole, data_type)
-
-
-#: SageMaker error types (and HTTP statuses) that mean "at capacity or throttled: try again later".
-_BUSY_TYPES: Final = frozenset(
-    {
-        "ThrottlingException",
-        "TooManyRequestsException",
-        "ServiceUnavailable",
-        "ServiceUnavailableError",
-        "ServiceUnavailableException",
-        "ModelNotReadyException",
-        "InternalFailure",
-        "InternalServerError",
-        "InternalServerException",
-    }
-)
-_BUSY_STATUSES: Final = frozenset({429, 503})
-#: Stream errors that end a stream mid-answer: the connection is lost, a new stream may succeed.
-_LOST_TYPES: Final = frozenset({"ModelStreamError", "InternalStreamFailure"})
-
-
-def _stream_error(exc: BaseException, *, during: str, opening: bool) -> SageMakerStreamError:
-    """A SageMaker-reported error (modeled or not) as the project's typed error, without its text.
-
-    The code is the agent side's (PROTOCOL.md): ``busy`` (throttling, 429, 503: retryable),
-    ``connection_lost`` (a stream ended mid-answer: retryable) or ``connection_failed`` (refused for a
-    reason retrying does not cure: unknown endpoint, access denied, a container refusing the upgrade).
-    SageMaker's own code stays on the error as ``sagemaker_code``.
-    """
-    error_type = type(exc).__name__
-    remote = getattr(exc, "message", None) or str(exc)
-    sagemaker_code = getattr(exc, "error_code", None)
-    http_status: int | None = None
-    unmodeled = _UNMODELED_ERROR.search(remote) if error_type == "CallError" else None
-    if unmodeled is not None:
-        # An error the SDK does not model (AccessDeniedException, ValidationError, ...): its shape
-        # name is the code.
-        error_type = unmodeled["id"] or f"HTTP{unmodeled['status']}"
-        http_status = int(unmodeled["status"])
-    sagemaker_code = sagemaker_code or error_type
-    status = getattr(exc, "original_status_code", None)
-    # SageMaker's own message can name accounts and ARNs: it is logged, and kept on the error for code
-    # that wants it, but the message shown to people is ours.
-    logger.warning(
-        "during=<%s>, type=<%s>, code=<%s> | sagemaker error: %s", during, error_type, sagemaker_code, remote
-    )
-    message = f"SageMaker reported {error_type} ({sagemaker_code}) {during}"
-    if status is not None:
-        message += f"; the container answered HTTP {status}"
-    if error_type in _BUSY_TYPES or http_status in _BUSY_STATUSES or status in _BUSY_STATUSES:
-        code, retryable = "busy", True
-    elif error_type in _LOST_TYPES or not opening:
-        code, retryable = "connection_lost", True
-    else:
-        code, retryable = "connection_failed", False
-    return SageMakerStreamError(
-        code,
-        message,
-        retryable=retryable,
-        error_type=error_type,
-        sagemaker_code=str(sagemaker_code),
-        sagemaker_message=str(remote),
     )
 
 
@@ -308,7 +205,8 @@ class SageMakerTransport:
     """A :class:`~strands_voice.transport.FrameTransport` over SageMaker's HTTP/2 bidirectional stream.
 
     One stream at a time; :meth:`connect` after :meth:`close` opens a new one (the session resumes this
-    way). Errors carry the agent-side codes and ``retryable`` (see :func:`_stream_error`).
+    way). Errors carry the transport codes (the WebSocket transport's, for the same failures) and
+    ``retryable`` (see :func:`~strands_voice.sagemaker.framing.stream_error`).
 
     Args:
         endpoint_name: The SageMaker endpoint to invoke.
@@ -339,9 +237,7 @@ class SageMakerTransport:
         close_timeout: float = 5.0,
         http_client: Any = None,
     ) -> None:
-        if not _ENDPOINT_NAME.match(endpoint_name):
-            raise ValueError(f"not a SageMaker endpoint name: {endpoint_name!r}")
-        self.endpoint_name = endpoint_name
+        self.endpoint_name = check_endpoint_name(endpoint_name)
         self.region = region
         self.target_variant = target_variant
         self.endpoint_uri = endpoint_uri
@@ -373,29 +269,16 @@ class SageMakerTransport:
         to the constructor.
 
         Raises:
-            ValueError: the URL is not a valid ``sagemaker://`` URL.
+            ConfigurationError: the URL is not a valid ``sagemaker://`` URL.
         """
-        parts = urlsplit(url)
-        if parts.scheme.lower() != "sagemaker":
-            raise ValueError(f"not a sagemaker:// URL: {url!r}")
-        name = unquote(parts.netloc or parts.path.lstrip("/"))
-        if parts.netloc and parts.path not in ("", "/"):
-            raise ValueError(f"a sagemaker:// URL names only the endpoint, got path {parts.path!r}")
-        if not name:
-            raise ValueError("a sagemaker:// URL needs the endpoint name: sagemaker://<endpoint-name>")
-        query = dict(parse_qsl(parts.query, keep_blank_values=False, strict_parsing=False))
-        unknown = set(query) - _URL_OPTIONS
-        if unknown:
-            raise ValueError(
-                f"unknown sagemaker:// URL options {sorted(unknown)}; known: {sorted(_URL_OPTIONS)}"
-            )
+        target = parse_sagemaker_url(url)
         kwargs: dict[str, Any] = {
-            "region": query.get("region"),
-            "target_variant": query.get("variant"),
-            "endpoint_uri": query.get("endpoint_url"),
+            "region": target.region,
+            "target_variant": target.target_variant,
+            "endpoint_uri": target.endpoint_uri,
         }
         kwargs.update(options)
-        return cls(name, **kwargs)
+        return cls(target.endpoint_name, **kwargs)
 
     # -- configuration -------------------------------------------------------------------------------
 
@@ -488,7 +371,7 @@ class SageMakerTransport:
             if isinstance(exc, TTSError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
             if isinstance(exc, sdk.call_error):
-                raise _stream_error(exc, during="opening the stream", opening=True) from None
+                raise stream_error(exc, during="opening the stream", opening=True) from None
             logger.debug("endpoint_uri=<%s> | connect failed", endpoint_uri, exc_info=True)
             raise TTSConnectionError(
                 "connection_failed",
@@ -517,7 +400,7 @@ class SageMakerTransport:
         models = self._models
         part = models.RequestStreamEventPayloadPart(
             value=models.RequestPayloadPart(
-                bytes_=message.encode("utf-8"), data_type=_UTF8, completion_state=_COMPLETE
+                bytes_=message.encode("utf-8"), data_type=UTF8, completion_state=COMPLETE
             )
         )
         async with self._send_lock:
@@ -621,7 +504,7 @@ class SageMakerTransport:
     async def _read_loop(self) -> None:
         """Pump response events into the frame queue; always ends with EOF or an error item."""
         models, receiver = self._models, self._receiver
-        assembler = _PartAssembler()
+        assembler = PartAssembler()
         terminal: _EndOfStream | TTSError
         try:
             while True:
@@ -647,11 +530,11 @@ class SageMakerTransport:
             )
             raise
         except (models.ModelStreamError, models.InternalStreamFailure) as exc:
-            terminal = _stream_error(exc, during="during the stream", opening=False)
+            terminal = stream_error(exc, during="during the stream", opening=False)
         except Exception as exc:
             call_error = _load_sdk().call_error
             if isinstance(exc, call_error):
-                terminal = _stream_error(exc, during="during the stream", opening=False)
+                terminal = stream_error(exc, during="during the stream", opening=False)
             else:
                 logger.debug("sagemaker stream read failed", exc_info=True)
                 terminal = TTSConnectionError(
