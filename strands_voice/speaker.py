@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
 from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
@@ -95,6 +95,8 @@ class VoiceOptions:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigurationError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
+        if self.format not in AUDIO_FORMATS:
+            raise ConfigurationError(f"unknown audio format {self.format!r}; expected one of {AUDIO_FORMATS}")
 
 
 def split_for_requests(text: str, max_chars: int) -> list[str]:
