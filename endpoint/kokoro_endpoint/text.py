@@ -2,12 +2,13 @@
 
 Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first, by
 the chunker's rule (:func:`strands_voice_protocol.chunker.split_sentences`: not after ``Dr.``, ``e.g.`` or
-an initial, nor before a lowercase word), and also at line breaks, so the first sentence's audio can be
-sent while the rest is still being synthesized. A long sentence is then split at its clause
-punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about ``clause_chars`` characters,
-so its first audio does not wait for the whole sentence (on a CPU a long sentence takes seconds); and a
-phrase whose phonemes still exceed the model's limit is cut at the best boundary found (the way
-``KPipeline`` does): sentence punctuation, then clause punctuation, then a space, then a hard cut.
+an initial; here a lowercase word after the dot starts a sentence too), and also at line breaks, so the
+first sentence's audio can be sent while the rest is still being synthesized. A long sentence is then
+split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about
+``clause_chars`` characters, so its first audio does not wait for the whole sentence (on a CPU a long
+sentence takes seconds); and a phrase whose phonemes still exceed the model's limit is cut at the best
+boundary found (the way ``KPipeline`` does): sentence punctuation, then clause punctuation, then a
+space, then a hard cut.
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ _CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)")
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (whitespace-trimmed, empty ones dropped).
 
-    The chunker's sentence rule, plus one of the endpoint's own: a line break ends a sentence too (a
-    list or a heading sent as plain lines), except after an abbreviation or an initial. A dot after an
-    abbreviation or an initial (``Dr. Lee``, ``e.g. this``, ``J. Smith``) ends no sentence.
+    The chunker's sentence rule, with two rules of the endpoint's own for text that clients send as it
+    is: a lowercase word after ``.`` ``!`` ``?`` starts a new sentence (``"one two. three four."``), and
+    a line break ends a sentence too (a list or a heading sent as plain lines), except after an
+    abbreviation or an initial. A dot after an abbreviation or an initial (``Dr. Lee``, ``e.g. this``,
+    ``J. Smith``) ends no sentence.
 
     Args:
         text: Any text.
@@ -57,7 +60,7 @@ def split_sentences(text: str) -> list[str]:
         The sentences in order; ``[]`` when the text is blank.
     """
     sentences: list[str] = []
-    for sentence in split_chunker_sentences(text):
+    for sentence in split_chunker_sentences(text, lowercase_continues=False):
         pending = ""
         for line in sentence.split("\n"):
             line = line.strip()

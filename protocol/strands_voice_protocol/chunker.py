@@ -246,15 +246,17 @@ def ends_with_abbreviation(text: str, next_char: str = "") -> bool:
     return _is_abbreviation(stripped, len(stripped) - 1, next_char)
 
 
-def _ends_before(s: str, i: int, term_end: int, next_char: str, lo: int = 0) -> bool:
+def _ends_before(
+    s: str, i: int, term_end: int, next_char: str, lo: int = 0, *, lowercase_continues: bool = True
+) -> bool:
     """Whether the terminators ``s[i:term_end]``, then closing marks and whitespace, end a sentence
     before ``next_char`` (the first character after the whitespace); ``s[lo]`` starts the sentence."""
-    if next_char.islower():
+    if lowercase_continues and next_char.islower():
         return False  # "approx. five", "Wait... what", '"Really?" she asked'
     return not (term_end == i + 1 and s[i] == "." and _is_abbreviation(s, i, next_char, lo))
 
 
-def sentence_ends(text: str) -> list[int]:
+def sentence_ends(text: str, *, lowercase_continues: bool = True) -> list[int]:
     """Where the chunker's sentence rule ends sentences in a whole text.
 
     The rule of :class:`IncrementalSentenceChunker` (see the module docstring), for code that has the
@@ -266,6 +268,9 @@ def sentence_ends(text: str) -> list[int]:
 
     Args:
         text: A complete text.
+        lowercase_continues: True (the chunker's rule): a lowercase word after the terminators continues
+            the sentence (``"Wait... what"``). False ends the sentence there too, for text written
+            without capitals (the TTS endpoint reads whatever a client sends).
 
     Returns:
         Each end's index just past its terminators and closing marks, in order.
@@ -291,7 +296,11 @@ def sentence_ends(text: str) -> list[int]:
         k = j
         while k < n and text[k].isspace():
             k += 1
-        ends_here = cjk or (k > j and k < n and _ends_before(text, i, term_end, text[k], start))
+        ends_here = cjk or (
+            k > j
+            and k < n
+            and _ends_before(text, i, term_end, text[k], start, lowercase_continues=lowercase_continues)
+        )
         if j < n and has_word and ends_here:
             ends.append(j)
             start, has_word = j, False
@@ -299,16 +308,17 @@ def sentence_ends(text: str) -> list[int]:
     return ends
 
 
-def split_sentences(text: str) -> list[str]:
+def split_sentences(text: str, *, lowercase_continues: bool = True) -> list[str]:
     """Split a whole text into sentences at :func:`sentence_ends` (whitespace-trimmed, blank ones dropped).
 
     Args:
         text: A complete text.
+        lowercase_continues: As for :func:`sentence_ends`.
 
     Returns:
         The sentences in order; ``[]`` when the text is blank.
     """
-    bounds = [0, *sentence_ends(text), len(text)]
+    bounds = [0, *sentence_ends(text, lowercase_continues=lowercase_continues), len(text)]
     pieces = (text[start:end].strip() for start, end in itertools.pairwise(bounds))
     return [piece for piece in pieces if piece]
 

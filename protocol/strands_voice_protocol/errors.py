@@ -121,12 +121,8 @@ class TTSRequestError(TTSError):
     """The endpoint answered one request with an `error` frame; the session stays usable."""
 
 
-class TTSConnectionError(TTSError):
-    """The TTS session could not be opened, or the connection dropped.
-
-    Attributes:
-        code: One of :data:`TRANSPORT_ERROR_CODES`, the same for the same failure on every transport.
-    """
+class _TransportFailure(TTSError):
+    """A transport failure: its ``code`` is a :data:`TransportErrorCode` (checked by mypy)."""
 
     code: TransportErrorCode
 
@@ -139,6 +135,14 @@ class TTSConnectionError(TTSError):
         retryable: bool = False,
     ) -> None:
         super().__init__(code, message, request_id, retryable=retryable)
+
+
+class TTSConnectionError(_TransportFailure):
+    """The TTS session could not be opened, or the connection dropped.
+
+    Attributes:
+        code: One of :data:`TRANSPORT_ERROR_CODES`, the same for the same failure on every transport.
+    """
 
 
 class SageMakerStreamError(TTSConnectionError):
@@ -169,21 +173,9 @@ class SageMakerStreamError(TTSConnectionError):
         self.sagemaker_message = sagemaker_message
 
 
-class TTSTimeoutError(TTSError):
+class TTSTimeoutError(_TransportFailure):
     """Connecting took too long, or the endpoint went silent while audio was owed.
 
     Attributes:
         code: ``connect_timeout`` or ``silence_timeout`` (a :data:`TransportErrorCode`).
     """
-
-    code: TransportErrorCode
-
-    def __init__(
-        self,
-        code: TransportErrorCode,
-        message: str,
-        request_id: str | None = None,
-        *,
-        retryable: bool = False,
-    ) -> None:
-        super().__init__(code, message, request_id, retryable=retryable)

@@ -53,3 +53,14 @@ def test_whole_text_sentences_are_the_streaming_chunks(text: str) -> None:
     streamed = chunker.feed(text) + chunker.finish()
     whole = [clean_for_speech(sentence) for sentence in split_sentences(text)]
     assert streamed == [sentence for sentence in whole if sentence]
+
+
+def test_lowercase_may_start_a_sentence_for_text_written_without_capitals() -> None:
+    text = "one two. three four? wait... what"
+    assert split_sentences(text) == [text]  # the chunker's rule: a lowercase word continues
+    assert split_sentences(text, lowercase_continues=False) == ["one two.", "three four?", "wait...", "what"]
+    # An abbreviation still ends nothing.
+    assert split_sentences("see e.g. this. then stop", lowercase_continues=False) == [
+        "see e.g. this.",
+        "then stop",
+    ]
