@@ -1,7 +1,8 @@
 """The SageMaker transport: Leg 1 over SageMaker's HTTP/2 bidirectional stream.
 
 * :mod:`.framing`: the pure rules (``sagemaker://`` URLs, payload parts, error codes), no I/O;
-* :mod:`.transport`: :class:`SageMakerTransport`, the glue to the optional AWS SDK (imported lazily).
+* :mod:`.sdk`: the optional AWS SDK (imported lazily) and the adapters handed to it;
+* :mod:`.transport`: :class:`SageMakerTransport`, the I/O that ties them together.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ Mapping (PROTOCOL.md, Leg 2):
 * ``ModelStreamError`` / ``InternalStreamFailure`` (and errors answering the request itself) become
   :class:`~strands_voice_protocol.errors.SageMakerStreamError` carrying SageMaker's error code.
 
-This module is the SDK glue (connect, send, the reader task, close); those rules themselves are pure
-functions in :mod:`strands_voice.sagemaker.framing`.
+This module is the I/O (connect, send, the reader task, close); the rules themselves are pure functions
+in :mod:`strands_voice.sagemaker.framing`, and the SDK's lazy import and adapters are in
+:mod:`strands_voice.sagemaker.sdk`.
 
 Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
 container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
@@ -39,13 +40,9 @@ import contextlib
 import importlib
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Final, NoReturn
 
 from strands_voice_protocol.errors import (
-    MissingDependencyError,
     TTSConnectionError,
     TTSError,
     TTSTimeoutError,
@@ -61,137 +58,15 @@ from strands_voice.sagemaker.framing import (
     parse_sagemaker_url,
     stream_error,
 )
+from strands_voice.sagemaker.sdk import SDK, BotocoreCredentials, TrackedHTTPClient, load_sdk
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]
 
 logger = logging.getLogger(__name__)
 
-_INSTALL_HINT: Final = "pip install 'strands-voice[sagemaker]'"
 # Where the service endpoint may be overridden by environment (the SDK's own service id).
 _ENDPOINT_ENV: Final = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
-
-
-@dataclass(frozen=True, slots=True)
-class _SDK:
-    """The lazily imported pieces of the optional SageMaker SDK."""
-
-    client_cls: Any
-    config_cls: Any
-    models: ModuleType
-    crt_client_cls: Any
-    call_error: type[BaseException]
-    identity_cls: Any
-
-
-def _load_sdk() -> _SDK:
-    """Import the optional SDK, or say what to install."""
-    try:
-        import awscrt  # noqa: F401  (the HTTP/2 client needs the [awscrt] extra)
-        from aws_sdk_sagemaker_runtime_http2 import models
-        from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
-        from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
-        from smithy_aws_core.identity import AWSCredentialsIdentity
-        from smithy_core.exceptions import CallError
-        from smithy_http.aio.crt import AWSCRTHTTPClient
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "The SageMaker transport needs aws-sdk-sagemaker-runtime-http2 with awscrt: " + _INSTALL_HINT
-        ) from exc
-    return _SDK(
-        client_cls=AsyncSageMakerRuntimeHTTP2Client,
-        config_cls=AsyncSageMakerRuntimeHTTP2Config,
-        models=models,
-        crt_client_cls=AWSCRTHTTPClient,
-        call_error=CallError,
-        identity_cls=AWSCredentialsIdentity,
-    )
-
-
-class _BotocoreCredentials:
-    """An SDK identity resolver over botocore's credential chain (the one boto3 and Strands use).
-
-    botocore covers every standard source, including container and instance roles, which the HTTP/2
-    SDK's built-in chain leaves to extra packages. Refreshable credentials refresh on a thread.
-    """
-
-    def __init__(self, credentials: Any, identity_cls: Any) -> None:
-        self._credentials = credentials
-        self._identity_cls = identity_cls
-
-    async def get_identity(self, *, properties: Mapping[str, Any] | None = None) -> Any:
-        refresh_needed = getattr(self._credentials, "refresh_needed", None)
-        if callable(refresh_needed) and refresh_needed():
-            frozen = await asyncio.to_thread(self._credentials.get_frozen_credentials)
-        else:
-            frozen = self._credentials.get_frozen_credentials()
-        return self._identity_cls(
-            access_key_id=frozen.access_key,
-            secret_access_key=frozen.secret_key,
-            session_token=frozen.token,
-        )
-
-
-class _TrackedHTTPClient:
-    """Wraps the duplex HTTP client: keeps the response, and survives the SDK's config deep copy.
-
-    The SDK deep-copies its config (and so the transport) on first use; returning ``self`` keeps the
-    transport this session created (and tests' stand-ins) the one that actually carries the call.
-    """
-
-    SUPPORTS_DUPLEX_STREAMING = True
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.TIMEOUT_EXCEPTIONS: tuple[type[BaseException], ...] = tuple(
-            getattr(inner, "TIMEOUT_EXCEPTIONS", ())
-        )
-        self.response: Any = None
-
-    async def send(self, request: Any, *, request_config: Any = None) -> Any:
-        self.response = await self.inner.send(request, request_config=request_config)
-        writer = self._writer()
-        if writer is not None:
-            # awscrt writes the request body on a task of its own that fails when the server resets the
-            # stream after ending its response (HTTP/2 allows that); retrieve its error so asyncio does
-            # not report it as "never retrieved".
-            writer.add_done_callback(_retrieve_error)
-        return self.response
-
-    def _writer(self) -> asyncio.Task[Any] | None:
-        writer = getattr(getattr(self.response, "_stream", None), "_writer", None)
-        return writer if isinstance(writer, asyncio.Task) else None
-
-    def request_open(self) -> bool:
-        """False once awscrt stopped writing the request body (the stream is over); True if unknown."""
-        writer = self._writer()
-        return writer is None or not writer.done()
-
-    def response_failed(self) -> bool:
-        """True when the HTTP/2 stream ended with an error rather than END_STREAM.
-
-        awscrt ends a reset or dropped stream's body just like a finished one; only the stream's
-        completion tells them apart. Best effort: False when that is not visible.
-        """
-        stream = getattr(self.response, "_stream", None)
-        completion = getattr(stream, "_completion_future", None)
-        try:
-            return bool(completion is not None and completion.done() and completion.exception() is not None)
-        except Exception:
-            return False
-
-    async def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            await close()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _TrackedHTTPClient:
-        return self
-
-
-def _retrieve_error(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.debug("request body writer ended: %r", task.exception())
 
 
 class _EndOfStream:
@@ -246,7 +121,7 @@ class SageMakerTransport:
         self.send_timeout = send_timeout
         self.close_timeout = close_timeout
         self._http_client_option = http_client
-        self._http: _TrackedHTTPClient | None = None
+        self._http: TrackedHTTPClient | None = None
         self._client: Any = None
         self._stream: Any = None
         self._receiver: Any = None
@@ -295,7 +170,7 @@ class SageMakerTransport:
             )
         return str(region)
 
-    async def _resolve_credentials(self, sdk: _SDK) -> Any:
+    async def _resolve_credentials(self, sdk: SDK) -> Any:
         """Find credentials before any call to SageMaker; None leaves it to the SDK's own chain."""
         try:
             botocore_session = importlib.import_module("botocore.session")
@@ -316,7 +191,7 @@ class SageMakerTransport:
                 "No AWS credentials found for the SageMaker endpoint: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run with an IAM role.",
             )
-        return _BotocoreCredentials(credentials, sdk.identity_cls)
+        return BotocoreCredentials(credentials, sdk.identity_cls)
 
     def _resolve_endpoint_uri(self, region: str) -> str:
         return self.endpoint_uri or os.environ.get(_ENDPOINT_ENV) or default_endpoint_uri(region)
@@ -340,12 +215,12 @@ class SageMakerTransport:
         if self._connected and not self._closed:
             await self.close()  # the old stream has ended: a new one replaces it
         self._reset()
-        sdk = _load_sdk()
+        sdk = load_sdk()
         region = self._resolve_region()
         credentials = await self._resolve_credentials(sdk)
         endpoint_uri = self._resolve_endpoint_uri(region)
         inner = self._http_client_option if self._http_client_option is not None else sdk.crt_client_cls()
-        self._http = _TrackedHTTPClient(inner)
+        self._http = TrackedHTTPClient(inner)
         overrides: dict[str, Any] = {"region": region, "endpoint_uri": endpoint_uri, "transport": self._http}
         if credentials is not None:
             overrides["aws_credentials_identity_resolver"] = credentials
@@ -532,7 +407,7 @@ class SageMakerTransport:
         except (models.ModelStreamError, models.InternalStreamFailure) as exc:
             terminal = stream_error(exc, during="during the stream", opening=False)
         except Exception as exc:
-            call_error = _load_sdk().call_error
+            call_error = load_sdk().call_error
             if isinstance(exc, call_error):
                 terminal = stream_error(exc, during="during the stream", opening=False)
             else:
