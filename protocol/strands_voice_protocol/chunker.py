@@ -36,6 +36,10 @@ An undecided lookahead resumes where it stopped on the next feed, and blanks wit
 them are dropped as they pass, so each character is scanned a bounded number of times and the buffer
 stays short: time is O(n) however the text is fragmented.
 
+:func:`sentence_ends` and :func:`split_sentences` apply the same sentence rule to a whole text (for batch
+mode, the TTS endpoint and the scripted stand-in model); a property test checks they find the chunks the
+streaming chunker finds on plain text.
+
 :func:`clean_for_speech` removes what should not be read aloud: heading ``#``, list bullets and numbers,
 block quote ``>``, code fences, emphasis ``*``/``_``/``~~``, backticks, link targets (``[text](url)`` →
 ``text``), table pipes and separator rows, emoji and pictographs. A bare URL is read as its host name
