@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import (
+    ConfigurationError,
     MissingDependencyError,
     StrandsVoiceError,
     TextEncodingError,
@@ -20,7 +21,6 @@ from strands_voice_protocol.errors import (
 )
 from strands_voice_protocol.events import EVENT_TYPES, Event
 
-from strands_voice.connect import transport_from_url
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.plugin import VoicePlugin
 from strands_voice.retry import RetryPolicy
@@ -29,6 +29,7 @@ from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import TTSSession
 from strands_voice.speaker import Mode, VoiceOptions
 from strands_voice.transport import FrameTransport
+from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport
 
 __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
@@ -51,6 +52,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     "EVENT_TYPES",
     # Errors (one root: StrandsVoiceError)
     "StrandsVoiceError",
+    "ConfigurationError",
     "MissingDependencyError",
     "TextEncodingError",
     "TTSError",

@@ -6,6 +6,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 
 __all__ = ["EventQueue"]
@@ -25,7 +26,7 @@ class EventQueue:
 
     def __init__(self, maxsize: int) -> None:
         if maxsize < 1:
-            raise ValueError("max_queued_events must be at least 1")
+            raise ConfigurationError("max_queued_events must be at least 1")
         self.maxsize = maxsize
         self._items: deque[Event | None] = deque()
         self._readable = asyncio.Event()

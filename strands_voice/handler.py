@@ -57,13 +57,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 from strands.handlers.callback_handler import CompositeCallbackHandler
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.connect import transport_from_url
 from strands_voice.event_queue import EventQueue
 from strands_voice.response import Response
 from strands_voice.speaker import DEFAULT_MAX_REQUEST_CHARS, Mode, TransportFactory, VoiceOptions
+from strands_voice.transport_url import transport_from_url
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -205,14 +206,14 @@ class VoiceCallbackHandler:
     ) -> None:
         if transport_factory is None:
             if tts_url is None:
-                raise ValueError("give tts_url or transport_factory")
+                raise ConfigurationError("give tts_url or transport_factory")
             url = tts_url
 
             def transport_factory() -> Any:
                 return transport_from_url(url, connect_timeout=connect_timeout)
 
         if max_queued_events < 1:
-            raise ValueError("max_queued_events must be at least 1")
+            raise ConfigurationError("max_queued_events must be at least 1")
         self._transport_factory: TransportFactory = transport_factory
         self._chunker_factory = chunker_factory or IncrementalSentenceChunker
         self.options = VoiceOptions(voice=voice, speed=speed, format=format, mode=mode)

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from strands_voice_protocol.errors import TTSError
+from strands_voice_protocol.errors import ConfigurationError, TTSError
 
 __all__ = ["NO_RETRY", "RetryPolicy", "is_retryable"]
 
@@ -52,9 +52,9 @@ class RetryPolicy:
 
     def __post_init__(self) -> None:
         if self.initial_delay_s < 0 or self.max_delay_s < self.initial_delay_s:
-            raise ValueError("need 0 <= initial_delay_s <= max_delay_s")
+            raise ConfigurationError("need 0 <= initial_delay_s <= max_delay_s")
         if self.multiplier < 1 or not 0 <= self.jitter <= 1 or self.deadline_s < 0:
-            raise ValueError("need multiplier >= 1, 0 <= jitter <= 1 and deadline_s >= 0")
+            raise ConfigurationError("need multiplier >= 1, 0 <= jitter <= 1 and deadline_s >= 0")
 
     @property
     def enabled(self) -> bool:

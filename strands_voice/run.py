@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 
 from strands_voice.handler import DEFAULT_MAX_QUEUED_EVENTS, VoiceCallbackHandler
@@ -68,7 +69,7 @@ def run_voice(
         An async generator of events; ``aclose()`` it (or stop iterating) to cancel everything.
     """
     if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected 'bidi' or 'batch'")
+        raise ConfigurationError(f"unknown mode {mode!r}; expected 'bidi' or 'batch'")
     handler = VoiceCallbackHandler(
         tts_url,
         transport_factory=transport_factory,

@@ -42,7 +42,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
 
-from strands_voice_protocol.errors import FrameDecodeError, TTSConnectionError, TTSError, TTSTimeoutError
+from strands_voice_protocol.errors import (
+    FrameDecodeError,
+    TransportErrorCode,
+    TTSConnectionError,
+    TTSError,
+    TTSTimeoutError,
+)
 from strands_voice_protocol.frames import (
     Cancel,
     ClientMessage,
@@ -608,7 +614,9 @@ class TTSSession:
 
     def _gave_up(self) -> TTSError:
         cause = self._backoff.cause or self._down
-        code = cause.code if cause is not None else "connection_lost"
+        code: TransportErrorCode = (
+            cause.code if isinstance(cause, TTSConnectionError | TTSTimeoutError) else "connection_lost"
+        )
         live = [rid for rid, request in self._owed.items() if not request.cancelled]
         message = (
             f"speech stopped: the TTS endpoint could not be reached again within {self.retry.deadline_s:g} s"

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
-from strands_voice_protocol.errors import TTSError
+from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice_protocol.chunker import split_sentences
+from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
@@ -68,8 +68,6 @@ _CANCEL_TIMEOUT: Final = 5.0
 #: Seconds a barge-in's Leg 1 ``cancel`` may take to send before the session is closed anyway.
 _CANCEL_SEND_TIMEOUT: Final = 2.0
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?…])\s+")
-
 
 @dataclass(frozen=True, slots=True)
 class VoiceOptions:
@@ -94,11 +92,15 @@ class VoiceOptions:
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
-            raise ValueError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
+            raise ConfigurationError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
+        if self.format not in AUDIO_FORMATS:
+            raise ConfigurationError(f"unknown audio format {self.format!r}; expected one of {AUDIO_FORMATS}")
 
 
 def split_for_requests(text: str, max_chars: int) -> list[str]:
     """Split text into the fewest pieces of at most ``max_chars``, at sentence ends where possible.
+
+    Sentences end where the chunker ends them (:func:`strands_voice_protocol.chunker.split_sentences`).
 
     A single sentence longer than ``max_chars`` is split at whitespace (hard-cut if it has none).
     """
@@ -109,7 +111,7 @@ def split_for_requests(text: str, max_chars: int) -> list[str]:
         return [text]
     pieces: list[str] = []
     current = ""
-    for sentence in _SENTENCE_SPLIT.split(text):
+    for sentence in split_sentences(text):
         while len(sentence) > max_chars:
             cut = sentence.rfind(" ", 0, max_chars + 1)
             cut = cut if cut > 0 else max_chars

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 from strands_voice_protocol.frames import ErrorFrame, encode_server_message
+from strands_voice_protocol.wire import BIDI_PATH
 
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import invocations
@@ -28,7 +29,6 @@ __all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]
 
 logger = logging.getLogger(__name__)
 
-BIDI_PATH = "/invocations-bidirectional-stream"
 #: WebSocket close code "try again later" (capacity reached, model loading).
 _TRY_AGAIN_LATER = 1013
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Final
 
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
 __all__ = ["DEVICES", "NoGpuError", "check_device", "engine_for_device"]
 
@@ -31,14 +31,16 @@ def engine_for_device(engine: str, device: str) -> str:
     ``cuda`` needs the torch engine (the ONNX engine runs on the CPU only), so ``auto`` becomes ``torch``.
 
     Raises:
-        ValueError: an unknown device, or ``--engine onnx`` with ``--device cuda``.
+        ConfigurationError: an unknown device, or ``--engine onnx`` with ``--device cuda``.
     """
     if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}")
+        raise ConfigurationError(f"device must be one of {', '.join(DEVICES)}")
     if device != "cuda":
         return engine
     if engine == "onnx":
-        raise ValueError("--device cuda needs --engine torch (or auto): the onnx engine runs on the CPU")
+        raise ConfigurationError(
+            "--device cuda needs --engine torch (or auto): the onnx engine runs on the CPU"
+        )
     return "torch"
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
+from strands_voice_protocol.wire import BIDI_PATH
 
 __all__ = ["RunningServer", "running_server", "start_server_in_thread"]
 
@@ -41,7 +42,7 @@ class RunningServer:
     @property
     def ws_url(self) -> str:
         """The Leg 1 bidirectional route, ``ws://host:port/invocations-bidirectional-stream``."""
-        return f"ws://{self.host}:{self.port}/invocations-bidirectional-stream"
+        return f"ws://{self.host}:{self.port}{BIDI_PATH}"
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask uvicorn to shut down and wait for the thread to end."""

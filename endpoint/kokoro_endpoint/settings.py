@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from strands_voice_protocol.errors import ConfigurationError
+
 from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
 
@@ -76,12 +78,12 @@ class Settings:
         }
         for name, value in positive.items():
             if value <= 0:
-                raise ValueError(f"{name} must be positive")
+                raise ConfigurationError(f"{name} must be positive")
         if self.clause_chars is not None and self.clause_chars <= 0:
-            raise ValueError("clause_chars must be positive or None")
+            raise ConfigurationError("clause_chars must be positive or None")
         if self.audio_frame_bytes % 2:
-            raise ValueError("audio_frame_bytes must be even (whole 16-bit samples)")
+            raise ConfigurationError("audio_frame_bytes must be even (whole 16-bit samples)")
         if self.device not in ("auto", "cuda", "cpu"):
-            raise ValueError("device must be auto, cuda or cpu")
+            raise ConfigurationError("device must be auto, cuda or cpu")
         if not 0 < self.min_speed <= self.max_speed:
-            raise ValueError("need 0 < min_speed <= max_speed")
+            raise ConfigurationError("need 0 < min_speed <= max_speed")

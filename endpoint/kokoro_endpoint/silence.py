@@ -25,6 +25,7 @@ from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.errors import ConfigurationError
 
 __all__ = ["SESSION_PARAMETERS", "SegmentShaper", "SilencePolicy", "pause_after", "session_policy"]
 
@@ -70,11 +71,11 @@ class SilencePolicy:
         ):
             value = getattr(self, name)
             if not 0 <= value <= 5000:
-                raise ValueError(f"{name} must be between 0 and 5000")
+                raise ConfigurationError(f"{name} must be between 0 and 5000")
         if self.fade_ms > min(self.lead_ms, self.tail_ms):
-            raise ValueError("fade_ms must fit inside lead_ms and tail_ms")
+            raise ConfigurationError("fade_ms must fit inside lead_ms and tail_ms")
         if not -120 <= self.threshold_dbfs < 0:
-            raise ValueError("threshold_dbfs must be between -120 and 0")
+            raise ConfigurationError("threshold_dbfs must be between -120 and 0")
 
 
 def pause_after(text: str, policy: SilencePolicy) -> float:

@@ -1,12 +1,14 @@
 """Text and phoneme segmentation (pure functions): what one model call synthesizes.
 
-Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first
-(not after ``Dr.``, ``e.g.`` or an initial: the library chunker's rule), so the first sentence's audio can
-be sent while the rest is still being synthesized. A long sentence is then split at its clause
-punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about ``clause_chars`` characters,
-so its first audio does not wait for the whole sentence (on a CPU a long sentence takes seconds); and a
-phrase whose phonemes still exceed the model's limit is cut at the best boundary found (the way
-``KPipeline`` does): sentence punctuation, then clause punctuation, then a space, then a hard cut.
+Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first, by
+the chunker's rule (:func:`strands_voice_protocol.chunker.split_sentences`: not after ``Dr.``, ``e.g.`` or
+an initial; here a lowercase word after the dot starts a sentence too), and also at line breaks, so the
+first sentence's audio can be sent while the rest is still being synthesized. A long sentence is then
+split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about
+``clause_chars`` characters, so its first audio does not wait for the whole sentence (on a CPU a long
+sentence takes seconds); and a phrase whose phonemes still exceed the model's limit is cut at the best
+boundary found (the way ``KPipeline`` does): sentence punctuation, then clause punctuation, then a
+space, then a hard cut.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from typing import Final
 
 from strands_voice_protocol.chunker import ends_with_abbreviation
+from strands_voice_protocol.chunker import split_sentences as split_chunker_sentences
 
 __all__ = [
     "DEFAULT_CLAUSE_CHARS",
@@ -36,9 +39,6 @@ MIN_CLAUSE_CHARS: Final = 16
 #: Kokoro's context is 512 tokens including the two padding tokens.
 MAX_PHONEMES: Final = 510
 
-# A sentence ends at terminal punctuation (optionally followed by closing quotes/brackets) and whitespace,
-# or at a line break.
-_SENTENCE_END = re.compile(r"(?:(?<=[.!?…;:])|(?<=[.!?…;:][\"'”’)\]]))\s+|\n+")
 _BOUNDARIES: Final = (".!?…", ";:", ",—", " ")
 # A clause ends at a comma, semicolon, colon or dash followed by whitespace ("1,000" is not a boundary).
 _CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)")
@@ -47,7 +47,11 @@ _CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)")
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (whitespace-trimmed, empty ones dropped).
 
-    A dot after an abbreviation or an initial (``Dr. Lee``, ``e.g. this``, ``J. Smith``) ends no sentence.
+    The chunker's sentence rule, with two rules of the endpoint's own for text that clients send as it
+    is: a lowercase word after ``.`` ``!`` ``?`` starts a new sentence (``"one two. three four."``), and
+    a line break ends a sentence too (a list or a heading sent as plain lines), except after an
+    abbreviation or an initial. A dot after an abbreviation or an initial (``Dr. Lee``, ``e.g. this``,
+    ``J. Smith``) ends no sentence.
 
     Args:
         text: Any text.
@@ -56,19 +60,20 @@ def split_sentences(text: str) -> list[str]:
         The sentences in order; ``[]`` when the text is blank.
     """
     sentences: list[str] = []
-    pending = ""
-    for part in _SENTENCE_END.split(text):
-        part = part.strip() if part else ""
-        if not part:
-            continue
-        if pending:
-            if ends_with_abbreviation(pending, part[0]):
-                pending = f"{pending} {part}"
+    for sentence in split_chunker_sentences(text, lowercase_continues=False):
+        pending = ""
+        for line in sentence.split("\n"):
+            line = line.strip()
+            if not line:
                 continue
+            if pending:
+                if ends_with_abbreviation(pending, line[0]):
+                    pending = f"{pending} {line}"
+                    continue
+                sentences.append(pending)
+            pending = line
+        if pending:
             sentences.append(pending)
-        pending = part
-    if pending:
-        sentences.append(pending)
     return sentences
 
 

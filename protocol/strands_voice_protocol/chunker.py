@@ -36,6 +36,10 @@ An undecided lookahead resumes where it stopped on the next feed, and blanks wit
 them are dropped as they pass, so each character is scanned a bounded number of times and the buffer
 stays short: time is O(n) however the text is fragmented.
 
+:func:`sentence_ends` and :func:`split_sentences` apply the same sentence rule to a whole text (for batch
+mode, the TTS endpoint and the scripted stand-in model); a property test checks they find the chunks the
+streaming chunker finds on plain text.
+
 :func:`clean_for_speech` removes what should not be read aloud: heading ``#``, list bullets and numbers,
 block quote ``>``, code fences, emphasis ``*``/``_``/``~~``, backticks, link targets (``[text](url)`` →
 ``text``), table pipes and separator rows, emoji and pictographs. A bare URL is read as its host name
@@ -45,14 +49,19 @@ one run of non-whitespace, so cleaning chunk by chunk gives the same words as cl
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Final
+
+from strands_voice_protocol.errors import ConfigurationError
 
 __all__ = [
     "ABBREVIATIONS",
     "IncrementalSentenceChunker",
     "clean_for_speech",
     "ends_with_abbreviation",
+    "sentence_ends",
+    "split_sentences",
 ]
 
 #: Lowercase words that a following ``.`` does not end a sentence after (the dot itself excluded).
@@ -200,13 +209,16 @@ def _line_marker(s: str, i: int, final: bool) -> tuple[str, int] | None:
     return (_PLAIN, i)
 
 
-def _is_abbreviation(s: str, dot: int, next_char: str) -> bool:
-    """Whether the word before the ``.`` at ``s[dot]`` is an abbreviation or an initial."""
+def _is_abbreviation(s: str, dot: int, next_char: str, lo: int = 0) -> bool:
+    """Whether the word before the ``.`` at ``s[dot]`` is an abbreviation or an initial.
+
+    ``s[lo]`` starts the current chunk (or sentence): the word starts there at the earliest.
+    """
     start = dot
-    limit = max(0, dot - _ABBREV_LOOKBACK)
+    limit = max(lo, dot - _ABBREV_LOOKBACK)
     while start > limit and not s[start - 1].isspace():
         start -= 1
-    if start == limit and start > 0 and not s[start - 1].isspace():
+    if start == limit and start > lo and not s[start - 1].isspace():
         return False  # a very long token: not an abbreviation
     token = s[start:dot].lstrip(_TOKEN_OPENERS)
     if not token:
@@ -236,6 +248,83 @@ def ends_with_abbreviation(text: str, next_char: str = "") -> bool:
     if not stripped.endswith("."):
         return False
     return _is_abbreviation(stripped, len(stripped) - 1, next_char)
+
+
+def _ends_before(
+    s: str, i: int, term_end: int, next_char: str, lo: int = 0, *, lowercase_continues: bool = True
+) -> bool:
+    """Whether the terminators ``s[i:term_end]``, then closing marks and whitespace, end a sentence
+    before ``next_char`` (the first character after the whitespace); ``s[lo]`` starts the sentence."""
+    if lowercase_continues and next_char.islower():
+        return False  # "approx. five", "Wait... what", '"Really?" she asked'
+    return not (term_end == i + 1 and s[i] == "." and _is_abbreviation(s, i, next_char, lo))
+
+
+def sentence_ends(text: str, *, lowercase_continues: bool = True) -> list[int]:
+    """Where the chunker's sentence rule ends sentences in a whole text.
+
+    The rule of :class:`IncrementalSentenceChunker` (see the module docstring), for code that has the
+    whole text at once, such as the TTS endpoint or batch mode: a run of ``.!?…`` plus closing marks ends
+    a sentence that has a letter or digit when whitespace and then a character that is not a lowercase
+    letter follow, and not after an abbreviation or an initial; a CJK terminator ends one right away.
+    The end of the text is not listed. Unlike the chunker, nothing else ends a sentence here (no line
+    or Markdown block rules, no length limit).
+
+    Args:
+        text: A complete text.
+        lowercase_continues: True (the chunker's rule): a lowercase word after the terminators continues
+            the sentence (``"Wait... what"``). False ends the sentence there too, for text written
+            without capitals (the TTS endpoint reads whatever a client sends).
+
+    Returns:
+        Each end's index just past its terminators and closing marks, in order.
+    """
+    ends: list[int] = []
+    n = len(text)
+    start = 0  # where the current sentence starts
+    has_word = False
+    i = 0
+    while i < n:
+        if text[i] not in _TERMINATORS:
+            has_word = has_word or text[i].isalnum()
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] in _TERMINATORS:
+            j += 1
+        term_end = j
+        cjk = any(ch in _CJK_TERMINATORS for ch in text[i:term_end])
+        closers = _CJK_CLOSERS if cjk else _CLOSERS
+        while j < n and text[j] in closers:
+            j += 1
+        k = j
+        while k < n and text[k].isspace():
+            k += 1
+        ends_here = cjk or (
+            k > j
+            and k < n
+            and _ends_before(text, i, term_end, text[k], start, lowercase_continues=lowercase_continues)
+        )
+        if j < n and has_word and ends_here:
+            ends.append(j)
+            start, has_word = j, False
+        i = j
+    return ends
+
+
+def split_sentences(text: str, *, lowercase_continues: bool = True) -> list[str]:
+    """Split a whole text into sentences at :func:`sentence_ends` (whitespace-trimmed, blank ones dropped).
+
+    Args:
+        text: A complete text.
+        lowercase_continues: As for :func:`sentence_ends`.
+
+    Returns:
+        The sentences in order; ``[]`` when the text is blank.
+    """
+    bounds = [0, *sentence_ends(text, lowercase_continues=lowercase_continues), len(text)]
+    pieces = (text[start:end].strip() for start, end in itertools.pairwise(bounds))
+    return [piece for piece in pieces if piece]
 
 
 def _clean_chunk(text: str, starts_line: bool) -> str:
@@ -308,11 +397,11 @@ class IncrementalSentenceChunker:
         first_chunk_max_chars: int | None = None,
     ) -> None:
         if max_chunk_chars < 20:
-            raise ValueError("max_chunk_chars must be at least 20")
+            raise ConfigurationError("max_chunk_chars must be at least 20")
         if first_chunk_min_chars is not None and first_chunk_min_chars < 1:
-            raise ValueError("first_chunk_min_chars must be positive or None")
+            raise ConfigurationError("first_chunk_min_chars must be positive or None")
         if first_chunk_max_chars is not None and first_chunk_max_chars < 1:
-            raise ValueError("first_chunk_max_chars must be positive or None")
+            raise ConfigurationError("first_chunk_max_chars must be positive or None")
         self.first_chunk_max_chars = first_chunk_max_chars
         self.first_chunk_min_chars = first_chunk_min_chars
         self.max_chunk_chars = max_chunk_chars
@@ -561,12 +650,7 @@ class IncrementalSentenceChunker:
                 return (True, end)
             self._run_scan = k
             return None
-        next_char = s[k]
-        if next_char.islower():
-            return (False, end)  # "approx. five", "Wait... what", '"Really?" she asked'
-        if self._run_term_end == i + 1 and s[i] == "." and _is_abbreviation(s, i, next_char):
-            return (False, end)
-        return (True, end)
+        return (_ends_before(s, i, self._run_term_end, s[k]), end)
 
     def _newline(self, s: str, i: int, final: bool) -> tuple[bool, bool, int, int] | None:
         """Decide the newline at ``s[i]``: ``(ends_chunk, next_is_block, next_line_start, marker_end)``.

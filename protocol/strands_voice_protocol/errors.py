@@ -6,8 +6,10 @@ from typing import Final, Literal, get_args
 
 __all__ = [
     "AGENT_ERROR_CODES",
+    "TRANSPORT_ERROR_CODES",
     "AgentErrorCode",
     "AudioEncodingError",
+    "ConfigurationError",
     "FrameDecodeError",
     "MissingDependencyError",
     "SSEDecodeError",
@@ -18,26 +20,40 @@ __all__ = [
     "TTSRequestError",
     "TTSTimeoutError",
     "TextEncodingError",
+    "TransportErrorCode",
 ]
 
 
-#: The agent side's own error codes (PROTOCOL.md, Leg 3), the same whatever the transport. Leg 1 codes
-#: (``text_too_long``, ``unknown_voice``, ``internal``, ...) pass through beside them.
-AgentErrorCode = Literal[
+#: Why a TTS connection failed, the same code whatever the transport (WebSocket or SageMaker): the
+#: ``code`` of every :class:`TTSConnectionError` and :class:`TTSTimeoutError` a transport or the session
+#: raises, and the Leg 3 ``error`` code the agent side reports for it (PROTOCOL.md, Leg 3).
+TransportErrorCode = Literal[
     "connection_failed",  # the endpoint could not be reached, or refused the session for good
     "connect_timeout",  # no answer to the connection attempt in time
     "connection_lost",  # the connection dropped mid-answer and could not be resumed
     "silence_timeout",  # the endpoint stayed silent while audio was owed
     "busy",  # the endpoint is at capacity or throttling (retried first; this is the give-up)
-    "agent_error",
-    "invalid_request",
-    "invalid_json",
 ]
+#: Every :data:`TransportErrorCode`, in the order above.
+TRANSPORT_ERROR_CODES: Final[tuple[TransportErrorCode, ...]] = get_args(TransportErrorCode)
+
+#: The agent side's own error codes (PROTOCOL.md, Leg 3), the same whatever the transport: the transport
+#: codes and three of the app's. Leg 1 codes (``text_too_long``, ``unknown_voice``, ``internal``, ...)
+#: pass through beside them.
+AgentErrorCode = Literal[TransportErrorCode, "agent_error", "invalid_request", "invalid_json"]
 AGENT_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(AgentErrorCode))
 
 
 class StrandsVoiceError(Exception):
     """Root of every error strands-voice raises on purpose."""
+
+
+class ConfigurationError(StrandsVoiceError, ValueError):
+    """A setting is invalid (an option out of range, an unknown mode, an unsupported endpoint URL, ...).
+
+    Raised where the setting is given (a constructor, a URL parser), before anything runs. It is a
+    ``ValueError`` too, so code that caught ``ValueError`` for bad settings still does.
+    """
 
 
 class FrameDecodeError(StrandsVoiceError):
@@ -105,15 +121,35 @@ class TTSRequestError(TTSError):
     """The endpoint answered one request with an `error` frame; the session stays usable."""
 
 
-class TTSConnectionError(TTSError):
-    """The TTS session could not be opened, or the connection dropped."""
+class _TransportFailure(TTSError):
+    """A transport failure: its ``code`` is a :data:`TransportErrorCode` (checked by mypy)."""
+
+    code: TransportErrorCode
+
+    def __init__(
+        self,
+        code: TransportErrorCode,
+        message: str,
+        request_id: str | None = None,
+        *,
+        retryable: bool = False,
+    ) -> None:
+        super().__init__(code, message, request_id, retryable=retryable)
+
+
+class TTSConnectionError(_TransportFailure):
+    """The TTS session could not be opened, or the connection dropped.
+
+    Attributes:
+        code: One of :data:`TRANSPORT_ERROR_CODES`, the same for the same failure on every transport.
+    """
 
 
 class SageMakerStreamError(TTSConnectionError):
     """SageMaker refused or ended the bidirectional stream (``ModelStreamError``, ``InternalStreamFailure``).
 
     Attributes:
-        code: The agent-side code (:data:`AgentErrorCode`): ``busy`` for throttling and 429/503,
+        code: The transport code (:data:`TransportErrorCode`): ``busy`` for throttling and 429/503,
             ``connection_lost`` for a stream ended mid-answer, ``connection_failed`` for a refusal.
         error_type: The SageMaker error type, e.g. ``ModelStreamError``.
         sagemaker_code: SageMaker's own error code (its ``ErrorCode``, else the error type).
@@ -122,7 +158,7 @@ class SageMakerStreamError(TTSConnectionError):
 
     def __init__(
         self,
-        code: str,
+        code: TransportErrorCode,
         message: str,
         request_id: str | None = None,
         *,
@@ -137,5 +173,9 @@ class SageMakerStreamError(TTSConnectionError):
         self.sagemaker_message = sagemaker_message
 
 
-class TTSTimeoutError(TTSError):
-    """Connecting took too long, or the endpoint went silent while audio was owed."""
+class TTSTimeoutError(_TransportFailure):
+    """Connecting took too long, or the endpoint went silent while audio was owed.
+
+    Attributes:
+        code: ``connect_timeout`` or ``silence_timeout`` (a :data:`TransportErrorCode`).
+    """

@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, TypedDict
 
 from strands_voice_protocol._utf8 import json_utf8
 from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 __all__ = [
     "DEFAULT_CHANNELS",
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 DEFAULT_FORMAT: Final = "pcm16"
-DEFAULT_SAMPLE_RATE: Final = 24_000
+DEFAULT_SAMPLE_RATE: Final = SAMPLE_RATE
 DEFAULT_CHANNELS: Final = 1
 
 ErrorCode = Literal["invalid_json", "invalid_request", "text_too_long", "unknown_voice", "busy", "internal"]

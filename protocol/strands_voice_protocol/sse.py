@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from strands_voice_protocol._utf8 import json_utf8, utf8
-from strands_voice_protocol.errors import SSEDecodeError
+from strands_voice_protocol.errors import ConfigurationError, SSEDecodeError
 
 __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
@@ -111,7 +111,7 @@ class SSEDecoder:
         self, *, max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES, dispatch_incomplete: bool = False
     ) -> None:
         if max_event_bytes < 1:
-            raise ValueError("max_event_bytes must be positive")
+            raise ConfigurationError("max_event_bytes must be positive")
         self.max_event_bytes = max_event_bytes
         self.dispatch_incomplete = dispatch_incomplete
         self.retry: int | None = None

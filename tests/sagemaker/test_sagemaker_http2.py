@@ -9,6 +9,7 @@ SageMaker does in front of a bidirectional endpoint.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -18,11 +19,21 @@ from typing import Any
 
 import pytest
 from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, create_forwarding_app, serve_tls
-from strands_voice_protocol.errors import SageMakerStreamError, TTSConnectionError
+from strands_voice_protocol.errors import (
+    AGENT_ERROR_CODES,
+    TRANSPORT_ERROR_CODES,
+    SageMakerStreamError,
+    TTSConnectionError,
+    TTSError,
+)
+from strands_voice_protocol.wire import BIDI_PATH
+from websockets.asyncio.server import ServerConnection, serve
 
 from strands_voice.retry import NO_RETRY
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import AudioChunk, RequestCompleted, RequestRestarted, RequestStarted, TTSSession
+from strands_voice.transport import FrameTransport
+from strands_voice.websocket import WebSocketTransport
 
 SENTENCES = ["Hello from SageMaker.", "This is the second sentence."]
 
@@ -230,3 +241,52 @@ def test_sagemaker_http2_container_refusal_is_typed(
     assert error.code == "connection_failed" and not error.retryable
     assert "502" in error.message
     assert threading.active_count() < 50
+
+
+# ---- the same failure, the same code, whatever the transport --------------------------------------
+
+
+async def _dropping_container(ws: ServerConnection) -> None:
+    """A container that starts the first request, sends one audio frame, then drops the TCP connection."""
+    message = json.loads(await ws.recv())
+    await ws.send(json.dumps({"type": "synthesis_start", "request_id": message["request_id"]}))
+    await ws.send(b"\x01" * 96)
+    ws.transport.abort()
+
+
+async def _first_error(transport: FrameTransport) -> TTSError:
+    """Speak one sentence on a session that does not resume; the error that ends it."""
+    with pytest.raises(TTSError) as info:
+        async with TTSSession(transport, silence_timeout=60.0, retry=NO_RETRY) as session:
+            await session.synthesize(SENTENCES[0])
+            await session.finish()
+            async for _ in session:
+                pass
+    return info.value
+
+
+@pytest.mark.parametrize("failure", ["refused", "dropped"])
+def test_the_same_failure_has_the_same_code_on_both_transports(
+    failure: str, closed_port: int, trusted: TLSFiles, aws_env: None
+) -> None:
+    """One container misbehaving the same way, reached directly (WebSocket) and through SageMaker."""
+
+    async def scenario() -> tuple[TTSError, TTSError]:
+        async with contextlib.AsyncExitStack() as stack:
+            if failure == "refused":
+                container_url = f"ws://127.0.0.1:{closed_port}{BIDI_PATH}"
+            else:
+                server = await stack.enter_async_context(serve(_dropping_container, "127.0.0.1", 0))
+                container_url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}{BIDI_PATH}"
+            front_iter = _serve(container_url, trusted)
+            stack.callback(front_iter.close)
+            front = next(front_iter)
+            over_websocket = await _first_error(WebSocketTransport(container_url))
+            over_sagemaker = await _first_error(SageMakerTransport.from_url(front.url()))
+            return over_websocket, over_sagemaker
+
+    over_websocket, over_sagemaker = run(scenario(), timeout=90.0)
+    expected = {"refused": "connection_failed", "dropped": "connection_lost"}[failure]
+    assert isinstance(over_websocket, TTSConnectionError) and isinstance(over_sagemaker, TTSConnectionError)
+    assert over_websocket.code == over_sagemaker.code == expected
+    assert expected in TRANSPORT_ERROR_CODES and expected in AGENT_ERROR_CODES

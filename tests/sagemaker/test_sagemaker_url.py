@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from strands_voice.connect import transport_from_url
 from strands_voice.sagemaker import (
+    PartAssembler,
     SageMakerTransport,
-    _PartAssembler,
     classify_payload_part,
     default_endpoint_uri,
 )
+from strands_voice.transport_url import transport_from_url
 
 
 def test_sagemaker_url_with_every_option() -> None:
@@ -68,7 +68,7 @@ def test_sagemaker_data_type_decides_then_the_whole_chunk_rule() -> None:
 
 
 def test_sagemaker_partial_parts_keep_the_first_data_type() -> None:
-    assembler = _PartAssembler()
+    assembler = PartAssembler()
     assert assembler.feed(b'{"type":', "UTF8", "PARTIAL") is None
     assert assembler.feed(b'"x"}', None, None) == '{"type":"x"}'
     assert assembler.feed(b"\x01", "BINARY", "COMPLETE") == b"\x01"

@@ -20,7 +20,6 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
 
-from strands_voice.connect import transport_from_url
 from strands_voice.retry import NO_RETRY, RetryPolicy
 from strands_voice.session import (
     AudioChunk,
@@ -32,6 +31,7 @@ from strands_voice.session import (
     SessionEvent,
     TTSSession,
 )
+from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport
 
 Handler = Callable[[ServerConnection, list[dict[str, Any]]], Awaitable[None]]

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.pieces import SpeechPiece
@@ -259,7 +260,7 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None, device:
         The loaded (not yet warmed) engine.
 
     Raises:
-        ValueError: unknown kind.
+        ConfigurationError: unknown kind.
         MissingDependencyError: the engine's packages are not installed.
     """
     kind = choose_engine_kind(kind, model_dir)
@@ -276,10 +277,10 @@ def choose_engine_kind(kind: str, model_dir: str | Path | None = None) -> str:
     """Resolve ``auto``: ``torch`` when local weights exist and torch + kokoro are installed, else ``onnx``.
 
     Raises:
-        ValueError: unknown kind.
+        ConfigurationError: unknown kind.
     """
     if kind not in ENGINE_KINDS:
-        raise ValueError(f"engine must be one of {', '.join(ENGINE_KINDS)}")
+        raise ConfigurationError(f"engine must be one of {', '.join(ENGINE_KINDS)}")
     if kind != "auto":
         return kind
     from kokoro_endpoint.engines.weights import local_weights

@@ -27,6 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
@@ -42,7 +43,6 @@ __all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
 logger = logging.getLogger(__name__)
 
 DEFAULT_ONNX_VOICE: Final = "jm_kumo"
-SAMPLE_RATE: Final = 24_000
 #: Samples per decoder frame (the aligned text features' rate: 40 frames per second).
 HOP: Final = 600
 #: Samples cross-faded where two decoded windows meet (10 ms).

@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 from kokoro_endpoint.engines.speech import (
     SegmentTiming,
@@ -50,7 +51,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_TORCH_VOICE: Final = "af_heart"
-SAMPLE_RATE: Final = 24_000
 #: Audio samples per predicted duration frame (kokoro: 24 kHz, 40 frames a second).
 FRAME_SAMPLES: Final = 600
 _HUB_PATTERNS: Final = ["config.json", CHECKPOINT_NAME, "voices/*.pt"]
@@ -164,7 +164,7 @@ class TorchEngine:
 
     def __init__(self, pipeline: Any, voices: dict[str, Path], device: str) -> None:
         if not voices:
-            raise ValueError("the torch engine needs at least one voice (voices/*.pt)")
+            raise ConfigurationError("the torch engine needs at least one voice (voices/*.pt)")
         self._pipeline = pipeline
         self._voice_files = dict(voices)
         self.voices = frozenset(voices)

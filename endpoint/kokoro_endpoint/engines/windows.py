@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from strands_voice_protocol.errors import ConfigurationError
 
 __all__ = ["Window", "WindowPlan", "WindowStitcher"]
 
@@ -50,9 +51,9 @@ class WindowPlan:
 
     def __post_init__(self) -> None:
         if min(self.first, self.largest, self.smallest) < 1 or min(self.context, self.lead_frames) < 0:
-            raise ValueError("window sizes must be positive")
+            raise ConfigurationError("window sizes must be positive")
         if self.growth < 1:
-            raise ValueError("growth must be at least 1")
+            raise ConfigurationError("growth must be at least 1")
 
     def windowed(self, frames: int) -> bool:
         """Whether a segment of ``frames`` frames is worth more than one window."""

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.wire import BIDI_PATH
 
 from agentcore_app.models import default_model_spec
-from strands_voice.connect import BIDI_PATH
 
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",
@@ -31,10 +31,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "no Markdown, no tables, no code blocks, no emoji. Open with a short first sentence that answers "
     "the question, then add detail. Keep answers under about 150 words unless asked for more."
 )
-
-
-class ConfigurationError(StrandsVoiceError):
-    """The app is missing a setting it needs; the message names the variable."""
 
 
 @dataclass(frozen=True)

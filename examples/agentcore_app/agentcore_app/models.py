@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
-from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
 if TYPE_CHECKING:
     from strands.models import Model
@@ -54,7 +54,7 @@ _OPTIONS: dict[str, frozenset[str]] = {
 }
 
 
-class ModelSpecError(StrandsVoiceError, ValueError):
+class ModelSpecError(ConfigurationError):
     """A model spec could not be understood; the message says what is accepted."""
 
 

@@ -20,6 +20,7 @@ from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+from strands_voice_protocol.chunker import sentence_ends
 
 __all__ = ["SCRIPTED_ANSWER", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
 
@@ -45,7 +46,6 @@ SCRIPTED_ANSWER: Final = (
 )
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
-_SENTENCE_END = re.compile(r"[.!?][\"')\]*]*(\s|$)")
 
 
 class ScriptedModelConfig(TypedDict, total=False):
@@ -70,9 +70,15 @@ def split_tokens(text: str) -> list[str]:
 
 
 def _first_sentence_tokens(tokens: list[str]) -> int:
-    """How many tokens make up the first sentence (all of them when the text has no sentence end)."""
+    """How many tokens make up the first sentence, where the chunker ends it (all of them when the text
+    has no sentence end)."""
+    ends = sentence_ends("".join(tokens))
+    if not ends:
+        return len(tokens)
+    consumed = 0
     for index, token in enumerate(tokens):
-        if _SENTENCE_END.search(token):
+        consumed += len(token)
+        if consumed >= ends[0]:
             return index + 1
     return len(tokens)
 

@@ -10,11 +10,10 @@ import numpy.typing as npt
 
 from strands_voice_protocol.audio.encoder import MIME_TYPES, StreamEncoderBase
 from strands_voice_protocol.errors import AudioEncodingError
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 __all__ = ["BYTES_PER_SECOND", "SAMPLE_RATE", "Pcm16Encoder", "float32_to_pcm16", "pcm16_to_float32"]
 
-#: Samples per second of every pcm16 stream (s16le mono) on the wire.
-SAMPLE_RATE: Final = 24_000
 #: Bytes per second of pcm16 mono at :data:`SAMPLE_RATE` (two bytes a sample).
 BYTES_PER_SECOND: Final = SAMPLE_RATE * 2
 

@@ -23,6 +23,7 @@ from strands_voice_protocol.frames import (
     decode_server_control,
     encode_client_message,
 )
+from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import ClientConnection, connect
 
 from strands_voice_tools.audio_analysis import FirstHeard
@@ -66,7 +67,7 @@ async def time_request(
     voice: str | None = None,
     request_id: str | None = None,
     cancel_after_first_audio: bool = False,
-    sample_rate: int = 24_000,
+    sample_rate: int = SAMPLE_RATE,
     audio_sink: bytearray | None = None,
 ) -> RequestTiming:
     """Send one ``synthesize`` message on an open session and time it until ``synthesis_complete``.
@@ -90,7 +91,9 @@ async def time_request(
         try:
             frame = await ws.recv()
         except Exception as error:  # websockets raises ConnectionClosed* on any end of the session
-            raise TTSConnectionError("closed", "the endpoint closed the session mid-request", rid) from error
+            raise TTSConnectionError(
+                "connection_lost", "the endpoint closed the session mid-request", rid
+            ) from error
         if isinstance(frame, bytes):
             arrived = time.perf_counter()
             if first_audio is None:
@@ -178,9 +181,9 @@ async def measure_request(
                 await asyncio.sleep(timing.ttfa_s)
             return timing
     except TimeoutError:
-        raise TTSTimeoutError("timeout", f"no synthesis_complete within {timeout_s} s") from None
+        raise TTSTimeoutError("silence_timeout", f"no synthesis_complete within {timeout_s} s") from None
     except OSError as error:
-        raise TTSConnectionError("connect", f"could not reach {ws_url}") from error
+        raise TTSConnectionError("connection_failed", f"could not reach {ws_url}") from error
 
 
 async def measure_concurrent(
@@ -213,6 +216,8 @@ async def measure_concurrent(
                     for ws in opened:
                         group.create_task(_close_session(ws))
     except TimeoutError:
-        raise TTSTimeoutError("timeout", f"{sessions} concurrent requests took over {timeout_s} s") from None
+        raise TTSTimeoutError(
+            "silence_timeout", f"{sessions} concurrent requests took over {timeout_s} s"
+        ) from None
     except OSError as error:
-        raise TTSConnectionError("connect", f"could not reach {ws_url}") from error
+        raise TTSConnectionError("connection_failed", f"could not reach {ws_url}") from error

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import connect
 
 from strands_voice_tools.audio_analysis import AUDIBLE_DBFS, AUDIBLE_WINDOW_S, pcm16_to_float
@@ -37,7 +38,9 @@ logger = logging.getLogger(__name__)
 Progress = Callable[[str], None]
 
 
-def heard_gaps_ms(pcm: bytes, sample_rate: int = 24_000) -> tuple[float | None, float | None, float | None]:
+def heard_gaps_ms(
+    pcm: bytes, sample_rate: int = SAMPLE_RATE
+) -> tuple[float | None, float | None, float | None]:
     """Silence a listener hears in one request's audio: (before the first sound, longest inside, after).
 
     Silence is a run of 10 ms windows at or below -40 dBFS (the audibility threshold of

@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib
 from urllib.parse import urlsplit, urlunsplit
 
+from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.wire import BIDI_PATH
+
 from strands_voice.transport import FrameTransport
 
-__all__ = ["BIDI_PATH", "transport_from_url"]
-
-#: The Leg 1 bidirectional route.
-BIDI_PATH = "/invocations-bidirectional-stream"
+__all__ = ["transport_from_url"]
 
 
 def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTransport:
@@ -18,14 +18,14 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
 
     Args:
         url: ``ws://host:port/invocations-bidirectional-stream`` (or ``wss://``); a URL with no path
-            (``ws://host:port``, ``http://host:port``) gets :data:`BIDI_PATH`, and ``http(s)://`` becomes
-            ``ws(s)://``;
+            (``ws://host:port``, ``http://host:port``) gets
+            :data:`~strands_voice_protocol.wire.BIDI_PATH`, and ``http(s)://`` becomes ``ws(s)://``;
             ``sagemaker://<endpoint>?region=..&variant=..`` uses the SageMaker transport (needs the
             ``sagemaker`` extra).
         connect_timeout: Seconds connecting may take.
 
     Raises:
-        ValueError: the scheme is not supported.
+        ConfigurationError: the scheme is not supported, or a ``sagemaker://`` URL is malformed.
         MissingDependencyError: ``sagemaker://`` without the ``sagemaker`` extra installed.
     """
     parts = urlsplit(url)
@@ -45,6 +45,6 @@ def transport_from_url(url: str, *, connect_timeout: float = 10.0) -> FrameTrans
             url, connect_timeout=connect_timeout
         )
         return transport
-    raise ValueError(
+    raise ConfigurationError(
         f"unsupported TTS endpoint URL scheme {parts.scheme!r}; use ws://, wss:// or sagemaker://"
     )

@@ -17,6 +17,10 @@ Mapping (PROTOCOL.md, Leg 2):
 * ``ModelStreamError`` / ``InternalStreamFailure`` (and errors answering the request itself) become
   :class:`~strands_voice_protocol.errors.SageMakerStreamError` carrying SageMaker's error code.
 
+This module is the I/O (connect, send, the reader task, close); the rules themselves are pure functions
+in :mod:`strands_voice.sagemaker.framing`, and the SDK's lazy import and adapters are in
+:mod:`strands_voice.sagemaker.sdk`.
+
 Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
 container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
 lazily: without it, :class:`~strands_voice_protocol.errors.MissingDependencyError` says what to install.
@@ -36,265 +40,33 @@ import contextlib
 import importlib
 import logging
 import os
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Final, NoReturn
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from strands_voice_protocol.errors import (
-    MissingDependencyError,
-    SageMakerStreamError,
     TTSConnectionError,
     TTSError,
     TTSTimeoutError,
 )
-from strands_voice_protocol.frames import is_control_frame
 from strands_voice_protocol.tasks import cancel_and_wait
 
+from strands_voice.sagemaker.framing import (
+    COMPLETE,
+    UTF8,
+    PartAssembler,
+    check_endpoint_name,
+    default_endpoint_uri,
+    parse_sagemaker_url,
+    stream_error,
+)
+from strands_voice.sagemaker.sdk import SDK, BotocoreCredentials, TrackedHTTPClient, load_sdk
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]
 
 logger = logging.getLogger(__name__)
 
-_INSTALL_HINT: Final = "pip install 'strands-voice[sagemaker]'"
-# SageMaker endpoint names: alphanumerics and hyphens, at most 63 characters.
-_ENDPOINT_NAME: Final = re.compile(r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$")
-_URL_OPTIONS: Final = frozenset({"region", "variant", "endpoint_url"})
 # Where the service endpoint may be overridden by environment (the SDK's own service id).
 _ENDPOINT_ENV: Final = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
-# How the SDK words an error it does not model: "... - status: 400 - id: <namespace>#ValidationError".
-_UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
-_UTF8: Final = "UTF8"
-_BINARY: Final = "BINARY"
-_PARTIAL: Final = "PARTIAL"
-_COMPLETE: Final = "COMPLETE"
-
-
-@dataclass(frozen=True, slots=True)
-class _SDK:
-    """The lazily imported pieces of the optional SageMaker SDK."""
-
-    client_cls: Any
-    config_cls: Any
-    models: ModuleType
-    crt_client_cls: Any
-    call_error: type[BaseException]
-    identity_cls: Any
-
-
-def _load_sdk() -> _SDK:
-    """Import the optional SDK, or say what to install."""
-    try:
-        import awscrt  # noqa: F401  (the HTTP/2 client needs the [awscrt] extra)
-        from aws_sdk_sagemaker_runtime_http2 import models
-        from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
-        from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
-        from smithy_aws_core.identity import AWSCredentialsIdentity
-        from smithy_core.exceptions import CallError
-        from smithy_http.aio.crt import AWSCRTHTTPClient
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "The SageMaker transport needs aws-sdk-sagemaker-runtime-http2 with awscrt: " + _INSTALL_HINT
-        ) from exc
-    return _SDK(
-        client_cls=AsyncSageMakerRuntimeHTTP2Client,
-        config_cls=AsyncSageMakerRuntimeHTTP2Config,
-        models=models,
-        crt_client_cls=AWSCRTHTTPClient,
-        call_error=CallError,
-        identity_cls=AWSCredentialsIdentity,
-    )
-
-
-def default_endpoint_uri(region: str) -> str:
-    """The regional SageMaker runtime HTTP/2 endpoint (port 8443) for ``region``."""
-    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-    return f"https://runtime.sagemaker.{region}.{suffix}:8443"
-
-
-def classify_payload_part(data: bytes, data_type: str | None) -> Frame:
-    """Turn one (complete) response payload into a Leg 1 frame.
-
-    ``UTF8`` parts are control frames, ``BINARY`` parts audio, whatever their bytes look like. A part
-    without a data type is a control frame only if the whole chunk decodes as UTF-8 JSON to an object.
-    """
-    if data_type == _UTF8 or (data_type is None and is_control_frame(data)):
-        # A UTF8 part that is not valid UTF-8 still reaches the session as text: it fails to decode there.
-        return data.decode("utf-8", errors="replace")
-    return bytes(data)
-
-
-class _PartAssembler:
-    """Joins ``PARTIAL`` payload parts until the part that completes them (sans-I/O)."""
-
-    def __init__(self) -> None:
-        self._pieces: list[bytes] = []
-        self._data_type: str | None = None
-
-    def feed(self, data: bytes, data_type: str | None, completion_state: str | None) -> Frame | None:
-        """Add one part; returns the frame once it is complete, else None."""
-        if not self._pieces:
-            self._data_type = data_type
-        self._pieces.append(data)
-        if completion_state == _PARTIAL:
-            return None
-        whole = b"".join(self._pieces)
-        data_type = self._data_type if self._data_type is not None else data_type
-        self._pieces.clear()
-        self._data_type = None
-        return classify_payload_part(whole, data_type)
-
-
-#: SageMaker error types (and HTTP statuses) that mean "at capacity or throttled: try again later".
-_BUSY_TYPES: Final = frozenset(
-    {
-        "ThrottlingException",
-        "TooManyRequestsException",
-        "ServiceUnavailable",
-        "ServiceUnavailableError",
-        "ServiceUnavailableException",
-        "ModelNotReadyException",
-        "InternalFailure",
-        "InternalServerError",
-        "InternalServerException",
-    }
-)
-_BUSY_STATUSES: Final = frozenset({429, 503})
-#: Stream errors that end a stream mid-answer: the connection is lost, a new stream may succeed.
-_LOST_TYPES: Final = frozenset({"ModelStreamError", "InternalStreamFailure"})
-
-
-def _stream_error(exc: BaseException, *, during: str, opening: bool) -> SageMakerStreamError:
-    """A SageMaker-reported error (modeled or not) as the project's typed error, without its text.
-
-    The code is the agent side's (PROTOCOL.md): ``busy`` (throttling, 429, 503: retryable),
-    ``connection_lost`` (a stream ended mid-answer: retryable) or ``connection_failed`` (refused for a
-    reason retrying does not cure: unknown endpoint, access denied, a container refusing the upgrade).
-    SageMaker's own code stays on the error as ``sagemaker_code``.
-    """
-    error_type = type(exc).__name__
-    remote = getattr(exc, "message", None) or str(exc)
-    sagemaker_code = getattr(exc, "error_code", None)
-    http_status: int | None = None
-    unmodeled = _UNMODELED_ERROR.search(remote) if error_type == "CallError" else None
-    if unmodeled is not None:
-        # An error the SDK does not model (AccessDeniedException, ValidationError, ...): its shape
-        # name is the code.
-        error_type = unmodeled["id"] or f"HTTP{unmodeled['status']}"
-        http_status = int(unmodeled["status"])
-    sagemaker_code = sagemaker_code or error_type
-    status = getattr(exc, "original_status_code", None)
-    # SageMaker's own message can name accounts and ARNs: it is logged, and kept on the error for code
-    # that wants it, but the message shown to people is ours.
-    logger.warning(
-        "during=<%s>, type=<%s>, code=<%s> | sagemaker error: %s", during, error_type, sagemaker_code, remote
-    )
-    message = f"SageMaker reported {error_type} ({sagemaker_code}) {during}"
-    if status is not None:
-        message += f"; the container answered HTTP {status}"
-    if error_type in _BUSY_TYPES or http_status in _BUSY_STATUSES or status in _BUSY_STATUSES:
-        code, retryable = "busy", True
-    elif error_type in _LOST_TYPES or not opening:
-        code, retryable = "connection_lost", True
-    else:
-        code, retryable = "connection_failed", False
-    return SageMakerStreamError(
-        code,
-        message,
-        retryable=retryable,
-        error_type=error_type,
-        sagemaker_code=str(sagemaker_code),
-        sagemaker_message=str(remote),
-    )
-
-
-class _BotocoreCredentials:
-    """An SDK identity resolver over botocore's credential chain (the one boto3 and Strands use).
-
-    botocore covers every standard source, including container and instance roles, which the HTTP/2
-    SDK's built-in chain leaves to extra packages. Refreshable credentials refresh on a thread.
-    """
-
-    def __init__(self, credentials: Any, identity_cls: Any) -> None:
-        self._credentials = credentials
-        self._identity_cls = identity_cls
-
-    async def get_identity(self, *, properties: Mapping[str, Any] | None = None) -> Any:
-        refresh_needed = getattr(self._credentials, "refresh_needed", None)
-        if callable(refresh_needed) and refresh_needed():
-            frozen = await asyncio.to_thread(self._credentials.get_frozen_credentials)
-        else:
-            frozen = self._credentials.get_frozen_credentials()
-        return self._identity_cls(
-            access_key_id=frozen.access_key,
-            secret_access_key=frozen.secret_key,
-            session_token=frozen.token,
-        )
-
-
-class _TrackedHTTPClient:
-    """Wraps the duplex HTTP client: keeps the response, and survives the SDK's config deep copy.
-
-    The SDK deep-copies its config (and so the transport) on first use; returning ``self`` keeps the
-    transport this session created (and tests' stand-ins) the one that actually carries the call.
-    """
-
-    SUPPORTS_DUPLEX_STREAMING = True
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.TIMEOUT_EXCEPTIONS: tuple[type[BaseException], ...] = tuple(
-            getattr(inner, "TIMEOUT_EXCEPTIONS", ())
-        )
-        self.response: Any = None
-
-    async def send(self, request: Any, *, request_config: Any = None) -> Any:
-        self.response = await self.inner.send(request, request_config=request_config)
-        writer = self._writer()
-        if writer is not None:
-            # awscrt writes the request body on a task of its own that fails when the server resets the
-            # stream after ending its response (HTTP/2 allows that); retrieve its error so asyncio does
-            # not report it as "never retrieved".
-            writer.add_done_callback(_retrieve_error)
-        return self.response
-
-    def _writer(self) -> asyncio.Task[Any] | None:
-        writer = getattr(getattr(self.response, "_stream", None), "_writer", None)
-        return writer if isinstance(writer, asyncio.Task) else None
-
-    def request_open(self) -> bool:
-        """False once awscrt stopped writing the request body (the stream is over); True if unknown."""
-        writer = self._writer()
-        return writer is None or not writer.done()
-
-    def response_failed(self) -> bool:
-        """True when the HTTP/2 stream ended with an error rather than END_STREAM.
-
-        awscrt ends a reset or dropped stream's body just like a finished one; only the stream's
-        completion tells them apart. Best effort: False when that is not visible.
-        """
-        stream = getattr(self.response, "_stream", None)
-        completion = getattr(stream, "_completion_future", None)
-        try:
-            return bool(completion is not None and completion.done() and completion.exception() is not None)
-        except Exception:
-            return False
-
-    async def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            await close()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _TrackedHTTPClient:
-        return self
-
-
-def _retrieve_error(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
-        logger.debug("request body writer ended: %r", task.exception())
 
 
 class _EndOfStream:
@@ -308,7 +80,8 @@ class SageMakerTransport:
     """A :class:`~strands_voice.transport.FrameTransport` over SageMaker's HTTP/2 bidirectional stream.
 
     One stream at a time; :meth:`connect` after :meth:`close` opens a new one (the session resumes this
-    way). Errors carry the agent-side codes and ``retryable`` (see :func:`_stream_error`).
+    way). Errors carry the transport codes (the WebSocket transport's, for the same failures) and
+    ``retryable`` (see :func:`~strands_voice.sagemaker.framing.stream_error`).
 
     Args:
         endpoint_name: The SageMaker endpoint to invoke.
@@ -339,9 +112,7 @@ class SageMakerTransport:
         close_timeout: float = 5.0,
         http_client: Any = None,
     ) -> None:
-        if not _ENDPOINT_NAME.match(endpoint_name):
-            raise ValueError(f"not a SageMaker endpoint name: {endpoint_name!r}")
-        self.endpoint_name = endpoint_name
+        self.endpoint_name = check_endpoint_name(endpoint_name)
         self.region = region
         self.target_variant = target_variant
         self.endpoint_uri = endpoint_uri
@@ -350,7 +121,7 @@ class SageMakerTransport:
         self.send_timeout = send_timeout
         self.close_timeout = close_timeout
         self._http_client_option = http_client
-        self._http: _TrackedHTTPClient | None = None
+        self._http: TrackedHTTPClient | None = None
         self._client: Any = None
         self._stream: Any = None
         self._receiver: Any = None
@@ -373,29 +144,16 @@ class SageMakerTransport:
         to the constructor.
 
         Raises:
-            ValueError: the URL is not a valid ``sagemaker://`` URL.
+            ConfigurationError: the URL is not a valid ``sagemaker://`` URL.
         """
-        parts = urlsplit(url)
-        if parts.scheme.lower() != "sagemaker":
-            raise ValueError(f"not a sagemaker:// URL: {url!r}")
-        name = unquote(parts.netloc or parts.path.lstrip("/"))
-        if parts.netloc and parts.path not in ("", "/"):
-            raise ValueError(f"a sagemaker:// URL names only the endpoint, got path {parts.path!r}")
-        if not name:
-            raise ValueError("a sagemaker:// URL needs the endpoint name: sagemaker://<endpoint-name>")
-        query = dict(parse_qsl(parts.query, keep_blank_values=False, strict_parsing=False))
-        unknown = set(query) - _URL_OPTIONS
-        if unknown:
-            raise ValueError(
-                f"unknown sagemaker:// URL options {sorted(unknown)}; known: {sorted(_URL_OPTIONS)}"
-            )
+        target = parse_sagemaker_url(url)
         kwargs: dict[str, Any] = {
-            "region": query.get("region"),
-            "target_variant": query.get("variant"),
-            "endpoint_uri": query.get("endpoint_url"),
+            "region": target.region,
+            "target_variant": target.target_variant,
+            "endpoint_uri": target.endpoint_uri,
         }
         kwargs.update(options)
-        return cls(name, **kwargs)
+        return cls(target.endpoint_name, **kwargs)
 
     # -- configuration -------------------------------------------------------------------------------
 
@@ -412,7 +170,7 @@ class SageMakerTransport:
             )
         return str(region)
 
-    async def _resolve_credentials(self, sdk: _SDK) -> Any:
+    async def _resolve_credentials(self, sdk: SDK) -> Any:
         """Find credentials before any call to SageMaker; None leaves it to the SDK's own chain."""
         try:
             botocore_session = importlib.import_module("botocore.session")
@@ -433,7 +191,7 @@ class SageMakerTransport:
                 "No AWS credentials found for the SageMaker endpoint: set AWS_ACCESS_KEY_ID and "
                 "AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run with an IAM role.",
             )
-        return _BotocoreCredentials(credentials, sdk.identity_cls)
+        return BotocoreCredentials(credentials, sdk.identity_cls)
 
     def _resolve_endpoint_uri(self, region: str) -> str:
         return self.endpoint_uri or os.environ.get(_ENDPOINT_ENV) or default_endpoint_uri(region)
@@ -457,12 +215,12 @@ class SageMakerTransport:
         if self._connected and not self._closed:
             await self.close()  # the old stream has ended: a new one replaces it
         self._reset()
-        sdk = _load_sdk()
+        sdk = load_sdk()
         region = self._resolve_region()
         credentials = await self._resolve_credentials(sdk)
         endpoint_uri = self._resolve_endpoint_uri(region)
         inner = self._http_client_option if self._http_client_option is not None else sdk.crt_client_cls()
-        self._http = _TrackedHTTPClient(inner)
+        self._http = TrackedHTTPClient(inner)
         overrides: dict[str, Any] = {"region": region, "endpoint_uri": endpoint_uri, "transport": self._http}
         if credentials is not None:
             overrides["aws_credentials_identity_resolver"] = credentials
@@ -488,7 +246,7 @@ class SageMakerTransport:
             if isinstance(exc, TTSError | asyncio.CancelledError) or not isinstance(exc, Exception):
                 raise
             if isinstance(exc, sdk.call_error):
-                raise _stream_error(exc, during="opening the stream", opening=True) from None
+                raise stream_error(exc, during="opening the stream", opening=True) from None
             logger.debug("endpoint_uri=<%s> | connect failed", endpoint_uri, exc_info=True)
             raise TTSConnectionError(
                 "connection_failed",
@@ -517,7 +275,7 @@ class SageMakerTransport:
         models = self._models
         part = models.RequestStreamEventPayloadPart(
             value=models.RequestPayloadPart(
-                bytes_=message.encode("utf-8"), data_type=_UTF8, completion_state=_COMPLETE
+                bytes_=message.encode("utf-8"), data_type=UTF8, completion_state=COMPLETE
             )
         )
         async with self._send_lock:
@@ -621,7 +379,7 @@ class SageMakerTransport:
     async def _read_loop(self) -> None:
         """Pump response events into the frame queue; always ends with EOF or an error item."""
         models, receiver = self._models, self._receiver
-        assembler = _PartAssembler()
+        assembler = PartAssembler()
         terminal: _EndOfStream | TTSError
         try:
             while True:
@@ -647,11 +405,11 @@ class SageMakerTransport:
             )
             raise
         except (models.ModelStreamError, models.InternalStreamFailure) as exc:
-            terminal = _stream_error(exc, during="during the stream", opening=False)
+            terminal = stream_error(exc, during="during the stream", opening=False)
         except Exception as exc:
-            call_error = _load_sdk().call_error
+            call_error = load_sdk().call_error
             if isinstance(exc, call_error):
-                terminal = _stream_error(exc, during="during the stream", opening=False)
+                terminal = stream_error(exc, during="during the stream", opening=False)
             else:
                 logger.debug("sagemaker stream read failed", exc_info=True)
                 terminal = TTSConnectionError(
