@@ -13,7 +13,7 @@ from agentcore_app.config import (
     normalize_tts_url,
     silence_timeout_from_env,
 )
-from agentcore_app.payload import AUDIO_FORMATS, PayloadError, VoiceRequest, parse_payload
+from agentcore_app.payload import PayloadError, VoiceRequest, parse_payload
 
 
 def test_app_payload_defaults() -> None:
@@ -36,12 +36,6 @@ def test_app_payload_integer_speed_is_a_float() -> None:
     request = parse_payload({"prompt": "Hi", "speed": 1})
     assert request.speed == 1.0
     assert isinstance(request.speed, float)
-
-
-def test_app_payload_formats_match_the_audio_module() -> None:
-    from strands_voice_protocol import audio
-
-    assert tuple(AUDIO_FORMATS) == tuple(audio.AUDIO_FORMATS)
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final
 
+from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import StrandsVoiceError
+
+from strands_voice.speaker import MODES, Mode
 
 __all__ = [
     "AUDIO_FORMATS",
@@ -27,10 +30,6 @@ __all__ = [
     "parse_payload",
 ]
 
-MODES: Final = ("bidi", "batch")
-# Kept equal to strands_voice_protocol.audio.AUDIO_FORMATS (a test checks it) without importing the
-# codecs here.
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
 PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps"})
 MAX_PROMPT_CHARS: Final = 8000
 MIN_SPEED: Final = 0.5
@@ -66,7 +65,7 @@ class VoiceRequest:
     """
 
     prompt: str
-    mode: Literal["bidi", "batch"] = "bidi"
+    mode: Mode = "bidi"
     voice: str | None = None
     speed: float | None = None
     format: str = "pcm16"
