@@ -144,7 +144,6 @@ def test_table_lists_every_figure_and_marks_misses() -> None:
 
 
 def test_plot_writes_a_png(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
     path = write_plot(_results(opus_bytes=5_000.0), tmp_path / "bench.png")
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -160,7 +159,6 @@ def test_heard_steps_table_and_plot(tmp_path: Path) -> None:
     assert table.splitlines()[1].split() == ["figure", "raw", "trimmed"]
     gap_row = next(line for line in table.splitlines() if line.startswith("silence heard between"))
     assert gap_row.split()[-4:] == ["930", "ms", "400", "ms"]
-    pytest.importorskip("matplotlib")
     data = write_heard_plot(results, tmp_path / "heard.png").read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
 

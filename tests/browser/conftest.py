@@ -5,7 +5,6 @@ Helpers and the replay app live in ``browser_support.py``.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,7 +17,7 @@ from browser_support import (
     create_replay_app,
     find_chromium,
 )
-from optional_groups import require
+from optional_groups import require, skip_or_fail
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +25,7 @@ def chromium_path() -> str:
     """Path to Chromium; fails under CI (``CI`` set) when missing, skips with the reason locally."""
     path = find_chromium()
     if path is None:
-        message = "Debian's chromium is not installed: run `apt-get install -y chromium` (as root)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        skip_or_fail("Debian's chromium is not installed: run `apt-get install -y chromium` (as root)")
     return path
 
 

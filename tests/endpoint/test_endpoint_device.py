@@ -12,6 +12,7 @@ from kokoro_endpoint import cli
 from kokoro_endpoint.device import NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.settings import Settings
+from optional_groups import skip_or_fail
 
 
 def fake_torch(available: bool, cuda: str | None = "12.6") -> Any:
@@ -57,7 +58,7 @@ def _gpu_visible() -> bool:
 
 def test_cli_device_cuda_without_a_gpu_exits_1_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     if _gpu_visible():
-        pytest.skip("a GPU is visible here: --device cuda would start serving")
+        skip_or_fail("a GPU is visible here: --device cuda would start serving")
     assert cli.main(["--device", "cuda", "--port", "0"]) == 1
     err = capsys.readouterr().err
     # Without torch installed the same line says to install it; with torch, that no GPU is visible.

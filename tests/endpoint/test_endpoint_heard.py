@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import jiwer
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -24,6 +23,7 @@ from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine
 from kokoro_endpoint.engines.onnx_split import split_model
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy
+from optional_groups import require
 from strands_voice_tools.audio_analysis import first_audible_sample
 from websockets.asyncio.client import connect
 
@@ -33,6 +33,11 @@ LONG = (
 )
 TWO = "The weather is nice today. Please open the front door."
 RATE = 24_000
+
+
+def _wer(reference: str, hypothesis: str) -> float:
+    """Word error rate by jiwer (the ``asr`` group, like the Whisper model these tests use)."""
+    return float(require("jiwer", "asr").wer(reference, hypothesis))
 
 
 def _words(text: str) -> str:
@@ -95,7 +100,7 @@ def test_windowed_long_sentence_is_intelligible_without_clicks(onnx_engine: Any,
     windowed = np.concatenate([piece.audio for piece in pieces])
     assert len(windowed) == len(whole)
     heard = _transcribe(whisper_model, windowed)
-    error = jiwer.wer(_words(LONG), _words(heard))
+    error = _wer(_words(LONG), _words(heard))
     assert error <= 0.10, heard
     # No click: around every seam the largest sample-to-sample step is no bigger than the whole decode's
     # largest step around the same place, plus a margin well below an audible click (0.05 of full scale).
@@ -149,7 +154,7 @@ def test_trimming_cuts_only_silence_and_pauses_by_policy(onnx_engine: Any, whisp
             assert np.abs(np.diff(trimmed[max(0, edge - 48) : edge + 48])).max() < 0.01
     # ASR hears the same words either way.
     heard = [_words(_transcribe(whisper_model, audio, lead_in_s=0.3)) for audio in (trimmed, untrimmed)]
-    errors = [jiwer.wer(_words(TWO), words) for words in heard]
+    errors = [_wer(_words(TWO), words) for words in heard]
     assert errors[0] <= 0.10 and errors[0] <= errors[1] + 0.05, heard
 
 

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
+import onnxruntime as ort
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, model_with_durations
-
-ort = pytest.importorskip("onnxruntime")
 
 
 def _model(path: Path, inner: str) -> Path:
