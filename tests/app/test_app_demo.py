@@ -16,6 +16,7 @@ import pytest
 from strands_voice_tools import demo
 from strands_voice_tools.demo import DemoError, Progress, start_demo_stack
 from strands_voice_tools.demo import stack as demo_stack
+from strands_voice_tools.demo.record import README_BEGIN, README_END, render_readme_figures
 
 # Two short sentences with fast pacing: the short form of the demo.
 TEXT = "Here is the first sentence of a short answer. And here is the second one."
@@ -77,10 +78,22 @@ def test_app_demo_runs_both_modes_and_writes_wavs_and_json(
     assert "not a real model" in err
 
 
-def test_app_demo_single_mode(tmp_path: Path, shared_engine: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo.run(demo_args(tmp_path, mode="batch", json=None)) == 0
+def test_app_demo_single_mode_recorded_for_the_readme(
+    tmp_path: Path, shared_engine: Any, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One mode, with --record: docs/demo.json and the README's block are written from the same run."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "README.md").write_text(f"# x\n\n{README_BEGIN}\nold figures\n{README_END}\n\nrest\n")
+    assert demo.run(demo_args(tmp_path, mode="batch", json=None, record=True)) == 0
     assert [p.name for p in (tmp_path / "wavs").iterdir()] == ["batch.wav"]
     assert "batch / bidi" not in capsys.readouterr().out
+    record = json.loads((tmp_path / "docs" / "demo.json").read_text(encoding="utf-8"))
+    assert record["command"] == f"uv run strands-voice demo --record --mode batch --model {FAST_SCRIPTED}"
+    assert record["machine"]["cpu_cores"] and record["recorded_at"]
+    assert set(record["modes"]) == {"batch"} and record["modes"]["batch"]["first_audio_s"] > 0
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert readme == f"# x\n\n{render_readme_figures(record)}\n\nrest\n"
+    assert "old figures" not in readme and f"{record['modes']['batch']['first_audio_s']:.2f} s" in readme
 
 
 def test_app_demo_bad_model_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

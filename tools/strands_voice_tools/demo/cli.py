@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 from agentcore_app.models import parse_model_spec
 from strands_voice_protocol.errors import StrandsVoiceError
 
+from strands_voice_tools.bench.machine import load_average
 from strands_voice_tools.demo.progress import Progress
+from strands_voice_tools.demo.record import build_record, write_record
 from strands_voice_tools.demo.report import format_report, report_to_json
 from strands_voice_tools.demo.runner import DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
@@ -50,6 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"
     )
     parser.add_argument(
+        "--record",
+        action="store_true",
+        help="record the figures in docs/demo.json (with date, machine and command) and rewrite the "
+        "README's demo block from it; run from the repository's root",
+    )
+    parser.add_argument(
         "--model",
         default=None,
         metavar="SPEC",
@@ -75,6 +85,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def record_command(args: argparse.Namespace) -> str:
+    """The command that reproduces this run's figures: ``--record`` plus every option not at its default."""
+    words = ["uv", "run", "strands-voice", "demo", "--record"]
+    defaults = {
+        "prompt": DEFAULT_PROMPT,
+        "mode": "both",
+        "voice": None,
+        "audio_format": "pcm16",
+        "model": None,
+    }
+    flags = {"audio_format": "--format"}
+    for name, default in defaults.items():
+        value = getattr(args, name)
+        if value != default:
+            words += [flags.get(name, f"--{name}"), str(value)]
+    return shlex.join(words)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``strands-voice demo`` with parsed arguments; returns the exit status.
 
@@ -95,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         if args.serve:
             return serve(args, spec, progress)
         modes = ("bidi", "batch") if args.mode == "both" else (args.mode,)
+        started_at, load_start = datetime.now(UTC), load_average()
         report = run_demo(
             args.prompt,
             modes,
@@ -115,6 +144,14 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             print(f"strands-voice demo: error: cannot write {args.json}: {error.strerror}", file=sys.stderr)
             return 1
+    if args.record:
+        try:
+            record = build_record(report, record_command(args), started_at=started_at, load_start=load_start)
+            path = write_record(record, Path.cwd())
+        except (OSError, ValueError) as error:
+            print(f"strands-voice demo: error: cannot record the figures: {error}", file=sys.stderr)
+            return 1
+        progress.note(f"recorded {path} and the README's demo block")
     silent = [r.mode for r in report.results if not report.pcm.get(r.mode)]
     if silent:
         print(

@@ -10,7 +10,7 @@ from agentcore_app.models import ModelChoice
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.recorder import ModeResult
 
-__all__ = ["DemoReport", "format_report", "report_to_json"]
+__all__ = ["DemoReport", "format_ratio", "format_report", "format_table", "report_to_json"]
 
 
 @dataclass
@@ -54,33 +54,44 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f} s"
 
 
+def format_table(modes: list[dict[str, Any]]) -> list[str]:
+    """The per-mode table's lines from :func:`report_to_json`'s ``modes``: the terminal's and the README's."""
+    lines = [
+        f"{'mode':<6} {'first text':>11} {'first audio':>12} {'first heard':>12} {'last audio':>11} "
+        f"{'audio':>9}  wav"
+    ]
+    for m in modes:
+        lines.append(
+            f"{m['mode']:<6} {_seconds(m['first_text_s']):>11} {_seconds(m['first_audio_s']):>12} "
+            f"{_seconds(m['first_heard_s']):>12} {_seconds(m['last_audio_s']):>11} "
+            f"{_seconds(m['audio_s']):>9}  {m['wav'] or '(none)'}"
+        )
+    return lines
+
+
+def format_ratio(bidi: dict[str, Any] | None, batch: dict[str, Any] | None) -> str | None:
+    """The batch/bidi time-to-first-audio line, when both modes ran and spoke."""
+    if bidi is None or batch is None or not bidi["first_audio_s"] or batch["first_audio_s"] is None:
+        return None
+    ratio = batch["first_audio_s"] / bidi["first_audio_s"]
+    sooner = batch["first_audio_s"] - bidi["first_audio_s"]
+    return f"time to first audio, batch / bidi: {ratio:.1f}x (bidi starts speaking {sooner:.2f} s sooner)"
+
+
 def format_report(report: DemoReport) -> str:
     """The figures as a small table, for people."""
+    modes = report_to_json(report)["modes"]
     lines = [
         f"model:  {report.model.description}",
         f"voice:  {report.voice} (Kokoro-82M int8 ONNX on CPU)",
         f"prompt: {report.prompt}",
         "",
-        f"{'mode':<6} {'first text':>11} {'first audio':>12} {'first heard':>12} {'last audio':>11} "
-        f"{'audio':>9}  wav",
+        *format_table(list(modes.values())),
+        "",
     ]
-    for r in report.results:
-        wav = str(report.wavs[r.mode]) if r.mode in report.wavs else "(none)"
-        audio = _seconds(report.audio_s(r.mode))
-        lines.append(
-            f"{r.mode:<6} {_seconds(r.first_text_s):>11} {_seconds(r.first_audio_s):>12} "
-            f"{_seconds(r.first_heard_s):>12} {_seconds(r.last_audio_s):>11} {audio:>9}  {wav}"
-        )
-    lines.append("")
-    ratio = report.ttfa_ratio
+    ratio = format_ratio(modes.get("bidi"), modes.get("batch"))
     if ratio is not None:
-        bidi, batch = report.result("bidi"), report.result("batch")
-        assert bidi is not None and batch is not None and bidi.first_audio_s is not None
-        assert batch.first_audio_s is not None
-        sooner = batch.first_audio_s - bidi.first_audio_s
-        lines.append(
-            f"time to first audio, batch / bidi: {ratio:.1f}x (bidi starts speaking {sooner:.2f} s sooner)"
-        )
+        lines.append(ratio)
     lines.append(
         "times are measured at the client, from sending the request; first text is the first text_delta; "
         "first heard is when the first 10 ms above -40 dBFS plays, on a player starting at the first audio"
