@@ -39,7 +39,7 @@ from strands_voice_protocol.frames import (
     encode_server_message,
 )
 
-from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
@@ -74,7 +74,9 @@ AUDIO_BUFFER_SEGMENTS: Final = 3
 MAX_QUEUED_ERRORS: Final = 32
 
 
-_Segment = tuple[tuple[WordTiming, ...], list[bytes]]
+# A segment's words (when asked), where its audio starts in the request (seconds, skipped audio
+# included), and its frames.
+_Segment = tuple[tuple[WordTiming, ...], float, list[bytes]]
 
 
 class _Request:
@@ -241,6 +243,7 @@ class BidiSession:
     async def _synthesize(self, request: _Request) -> None:
         job = request.job
         stream = None
+        skip = SampleSkip(job.skip_samples or 0)
         try:
             stream = self._scheduler.stream(
                 synthesize_segments(
@@ -261,10 +264,14 @@ class BidiSession:
                 if segment is None:
                     await request.audio.put(_DONE)
                     return
+                starts_at = skip.position / self._bytes_per_second
+                pcm = skip.take(to_pcm16(segment.audio))
+                if not pcm:
+                    continue  # the client has all of this segment (skip_samples)
                 # Waits while the sender is AUDIO_BUFFER_SEGMENTS behind; the next step is submitted
                 # only after that, so a stalled client holds no scheduler worker.
-                frames = list(pcm16_frames(to_pcm16(segment.audio), self._settings.audio_frame_bytes))
-                await request.audio.put((segment.words, frames))
+                frames = list(pcm16_frames(pcm, self._settings.audio_frame_bytes))
+                await request.audio.put((segment.words, starts_at, frames))
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
             if not request.cancelled:
@@ -310,7 +317,9 @@ class BidiSession:
             await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
             return
         await self._ws.send_text(
-            encode_server_message(SynthesisStart(rid, sample_rate=self._engine.sample_rate))
+            encode_server_message(
+                SynthesisStart(rid, sample_rate=self._engine.sample_rate, skip_samples=job.skip_samples)
+            )
         )
         sent = 0
         while True:
@@ -320,10 +329,9 @@ class BidiSession:
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
                 return
             if isinstance(item, tuple):
-                words, frames = item
+                words, starts_at, frames = item
                 if words:
-                    offset = sent / self._bytes_per_second
-                    stamps = WordTimestamps(rid, shift_words(list(words), offset))
+                    stamps = WordTimestamps(rid, shift_words(list(words), starts_at))
                     await self._ws.send_text(encode_server_message(stamps))
                 for frame in frames:
                     if request.cancelled:

@@ -15,12 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
+from endpoint_process import EndpointProcess, free_port
 from reliability_support import (
-    EndpointProcess,
     StallingProxy,
     ToneEngine,
     assert_no_leak,
-    free_port,
     rss_mb,
     sse_events,
     synthesize_frame,
