@@ -28,7 +28,6 @@ from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
-from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["TRANSPORTS", "invocations"]
 
@@ -148,7 +147,7 @@ async def _pcm_segments(
 ) -> AsyncIterator[bytes]:
     """The request's PCM from ``skip_samples`` on, in frames of at most ``audio_frame_bytes``, as each
     segment is ready."""
-    skip = SampleSkip(job.skip_samples or 0)
+    skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
     async for segment in _segments(job, engine, scheduler, settings):
         for frame in pcm16_frames(skip.take(to_pcm16(segment.audio)), settings.audio_frame_bytes):
             yield frame
@@ -186,16 +185,15 @@ async def _sse_body(
     seq = 0
     sent = 0
     pcm_bytes = 0
-    skip = SampleSkip(job.skip_samples or 0)
+    skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
     yield encode_sse(events.audio_start(format=encoder.format, sample_rate=engine.sample_rate))
     try:
         async for segment in _segments(job, engine, scheduler, settings):
-            starts_at = skip.position / (engine.sample_rate * 2)  # word times: from the true start
-            kept = skip.take(to_pcm16(segment.audio))
+            kept, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
             if not kept:
                 continue  # the client has all of this segment (skip_samples)
-            if segment.words:
-                yield encode_sse(events.word_timestamps(shift_words(list(segment.words), starts_at)))
+            if words:
+                yield encode_sse(events.word_timestamps(list(words)))
             for pcm in pcm16_frames(kept, settings.audio_frame_bytes):
                 pcm_bytes += len(pcm)
                 chunk = encoder.encode(pcm)

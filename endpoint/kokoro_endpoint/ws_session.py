@@ -46,7 +46,6 @@ from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.tasks import cancel_and_wait
-from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
@@ -74,9 +73,8 @@ AUDIO_BUFFER_SEGMENTS: Final = 3
 MAX_QUEUED_ERRORS: Final = 32
 
 
-# A segment's words (when asked), where its audio starts in the request (seconds, skipped audio
-# included), and its frames.
-_Segment = tuple[tuple[WordTiming, ...], float, list[bytes]]
+# A segment's words (when asked; on the request's timeline) and its frames.
+_Segment = tuple[tuple[WordTiming, ...], list[bytes]]
 
 
 class _Request:
@@ -243,7 +241,7 @@ class BidiSession:
     async def _synthesize(self, request: _Request) -> None:
         job = request.job
         stream = None
-        skip = SampleSkip(job.skip_samples or 0)
+        skip = SampleSkip(job.skip_samples or 0, self._engine.sample_rate)
         try:
             stream = self._scheduler.stream(
                 synthesize_segments(
@@ -264,14 +262,13 @@ class BidiSession:
                 if segment is None:
                     await request.audio.put(_DONE)
                     return
-                starts_at = skip.position / self._bytes_per_second
-                pcm = skip.take(to_pcm16(segment.audio))
+                pcm, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
                 if not pcm:
                     continue  # the client has all of this segment (skip_samples)
                 # Waits while the sender is AUDIO_BUFFER_SEGMENTS behind; the next step is submitted
                 # only after that, so a stalled client holds no scheduler worker.
                 frames = list(pcm16_frames(pcm, self._settings.audio_frame_bytes))
-                await request.audio.put((segment.words, starts_at, frames))
+                await request.audio.put((words, frames))
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
             if not request.cancelled:
@@ -329,9 +326,9 @@ class BidiSession:
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
                 return
             if isinstance(item, tuple):
-                words, starts_at, frames = item
+                words, frames = item
                 if words:
-                    stamps = WordTimestamps(rid, shift_words(list(words), starts_at))
+                    stamps = WordTimestamps(rid, words)
                     await self._ws.send_text(encode_server_message(stamps))
                 for frame in frames:
                     if request.cancelled:
