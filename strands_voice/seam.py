@@ -19,9 +19,9 @@ not bit-exact across runs (torch on a GPU) gets the ramp instead of a click.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from typing import Final
-
-import numpy as np
 
 __all__ = ["OVERLAP_SAMPLES", "Seam", "keep_tail"]
 
@@ -29,6 +29,21 @@ __all__ = ["OVERLAP_SAMPLES", "Seam", "keep_tail"]
 OVERLAP_SAMPLES: Final = 120
 
 _BYTES_PER_SAMPLE: Final = 2
+
+
+def _samples(data: bytes) -> array[int]:
+    """pcm16 (little-endian) bytes as signed samples."""
+    samples = array("h", data)
+    if sys.byteorder == "big":
+        samples.byteswap()
+    return samples
+
+
+def _pcm(samples: array[int]) -> bytes:
+    if sys.byteorder == "big":
+        samples = array("h", samples)
+        samples.byteswap()
+    return samples.tobytes()
 
 
 def keep_tail(tail: bytes, data: bytes) -> bytes:
@@ -75,14 +90,13 @@ class Seam:
             self._resent += data[:missing]
             data = data[missing:]
             if len(self._resent) == len(self._old) and self._old:
-                old = np.frombuffer(self._old, dtype="<i2")
-                new = np.frombuffer(bytes(self._resent), dtype="<i2")
-                self._step = float(old[-1]) - float(new[-1])
+                self._step = float(_samples(self._old)[-1] - _samples(bytes(self._resent))[-1])
         if not data or self._step == 0.0 or self._ramped >= OVERLAP_SAMPLES:
             return data
-        samples = np.frombuffer(data, dtype="<i2").astype(np.float64)
+        samples = _samples(data)
         count = min(OVERLAP_SAMPLES - self._ramped, len(samples))
-        index = np.arange(self._ramped, self._ramped + count, dtype=np.float64)
-        samples[:count] += self._step * (OVERLAP_SAMPLES - index) / (OVERLAP_SAMPLES + 1)
+        for offset in range(count):
+            weight = (OVERLAP_SAMPLES - self._ramped - offset) / (OVERLAP_SAMPLES + 1)
+            samples[offset] = max(-32768, min(32767, round(samples[offset] + self._step * weight)))
         self._ramped += count
-        return bytes(np.clip(np.rint(samples), -32768, 32767).astype("<i2").tobytes())
+        return _pcm(samples)
