@@ -771,6 +771,7 @@ class TTSSession:
         request = self._by_wire.get(message.request_id)
         if request is None:
             return []
+        request.answered = True
         if message.code == "busy" and not request.cancelled and self.retry.enabled:
             self._busy = request
             return []
@@ -830,11 +831,13 @@ class TTSSession:
         request = self._by_wire.get(message.request_id)
         if request is None or request.cancelled:
             return []  # cancelled (or unknown) request
-        # A resumed answer repeats the words of the segment it was cut in: they were given already.
-        words = tuple(word for word in message.words if word.char_start >= request.words_until)
+        words = message.words
+        if request.resumed:
+            # A resumed answer repeats the words of the segment it was cut in: they were given already.
+            words = tuple(word for word in words if word.char_start >= request.words_until)
         if not words:
             return []
-        request.words_until = max(word.char_end for word in words)
+        request.words_until = max(request.words_until, *(word.char_end for word in words))
         return [WordsReceived(request.request_id, words)]
 
     def _error_without_id(self, message: ErrorFrame) -> list[SessionEvent]:
