@@ -121,7 +121,11 @@ class AudioChunk:
 
 @dataclass(frozen=True, slots=True)
 class RequestCompleted:
-    """All audio of a request has arrived (its ``synthesis_complete``)."""
+    """All audio of a request has arrived (its ``synthesis_complete``).
+
+    For a request resumed at a sample, ``audio_bytes`` and ``duration_s`` count every byte given for it,
+    on every connection (the endpoint's own figures count only what its last answer sent).
+    """
 
     request_id: str
     audio_bytes: int
