@@ -257,3 +257,23 @@ def test_a_close_that_refuses_the_data_is_not_retried(code: int) -> None:
 
     run(scripted(refuse, body))
     assert connections == [1]
+
+
+def test_an_oversized_request_fails_at_once_on_the_real_endpoint(endpoint_server: Any) -> None:
+    """The real endpoint answers a frame over its size limit with an ``error`` that names no request."""
+
+    async def body() -> list[SessionEvent]:
+        async with TTSSession(WebSocketTransport(endpoint_server.ws_url), silence_timeout=3600.0) as session:
+            rids = [await session.synthesize(text) for text in ("Hello.", "word " * 14_000, "Bye.")]
+            await session.finish()
+            events = [event async for event in session]
+            assert [e.request_id for e in events if isinstance(e, RequestCompleted)] == [rids[0], rids[2]]
+            (failed,) = [e for e in events if isinstance(e, RequestFailed)]
+            assert failed.request_id == rids[1] and failed.code == "invalid_request"
+            return events
+
+    async def bounded() -> list[SessionEvent]:
+        async with asyncio.timeout(240):
+            return await body()
+
+    asyncio.run(bounded())
