@@ -10,11 +10,20 @@ earlier requests' audio: the endpoint pipelines them and answers strictly in ord
 Resume (docs/reliability.md): the session remembers every request sent whose answer has not ended. When
 the connection drops (or the endpoint closes it, refuses it with ``busy``/1013, or throttles), it
 reconnects with bounded exponential backoff and jitter (:class:`~strands_voice.retry.RetryPolicy`)
-and re-sends every unfinished request from its start, in order. A completed request is never sent again,
-so no byte of its audio is ever repeated. A request cut mid-audio is replayed WHOLE: the session first
-yields :class:`RequestRestarted` (the audio given for it so far is void; a player drops or fades it),
-then the request's events again from :class:`RequestStarted`. When the outage outlasts the policy's
-deadline, iteration raises the error that started it (``connection_lost``, ``busy``, ...), once.
+and re-sends every unfinished request, in order. A completed request is never sent again, so no byte of
+its audio is ever repeated. A request cut mid-audio is sent again with Leg 1 ``skip_samples``: the
+endpoint sends its audio from where delivery stopped, and the session joins it on
+(:class:`~strands_voice.seam.Seam`: a few ms of overlap dropped, any step faded out), so every sample is
+delivered once and a player needs to do nothing; no event marks the seam. Against an endpoint that does
+not know ``skip_samples`` (its ``synthesis_start`` does not echo it: the audio starts at sample 0) the
+request is replayed WHOLE: the session first yields :class:`RequestRestarted` (the audio given for it so
+far is void; a player drops or fades it), then the request's events again from :class:`RequestStarted`.
+When the outage outlasts the policy's deadline, iteration raises the error that started it
+(``connection_lost``, ``busy``, ...), once.
+
+An ``error`` frame without ``request_id`` answers, in its place in the strict order of answers, a frame
+the endpoint could not read (too large, not JSON): it settles at once the earliest request sent on this
+connection whose answer has not begun (``RequestFailed`` with that request's id).
 
 Example:
     ```python
@@ -66,6 +75,7 @@ from strands_voice_protocol.frames import (
 )
 
 from strands_voice.retry import Backoff, RetryPolicy, is_retryable
+from strands_voice.seam import Seam, keep_tail
 from strands_voice.transport import FrameTransport
 
 __all__ = [
@@ -111,7 +121,11 @@ class AudioChunk:
 
 @dataclass(frozen=True, slots=True)
 class RequestCompleted:
-    """All audio of a request has arrived (its ``synthesis_complete``)."""
+    """All audio of a request has arrived (its ``synthesis_complete``).
+
+    For a request resumed at a sample, ``audio_bytes`` and ``duration_s`` count every byte given for it,
+    on every connection (the endpoint's own figures count only what its last answer sent).
+    """
 
     request_id: str
     audio_bytes: int
@@ -148,7 +162,8 @@ class WordsReceived:
 
 @dataclass(frozen=True, slots=True)
 class RequestRestarted:
-    """The connection dropped while a request was answered; it is replayed from its start.
+    """The connection dropped while a request was answered, and the endpoint could not resume it at a
+    sample (it does not know ``skip_samples``): it is replayed from its start.
 
     The ``dropped_bytes`` of audio already given for the request are void: a player drops (or fades out)
     what it still holds of them. The request's events follow again from :class:`RequestStarted`.
@@ -183,8 +198,14 @@ class _Request:
     generation: int = -1  # the connection it was last sent on
     attempts: int = 0
     cancelled: bool = False
-    started: bool = False  # RequestStarted was given for the current attempt
-    delivered: int = 0  # audio bytes given for the current attempt
+    started: bool = False  # RequestStarted was given (and not voided by a RequestRestarted)
+    answered: bool = False  # the endpoint began answering it on the current connection
+    delivered: int = 0  # audio bytes given since RequestStarted
+    tail: bytes = b""  # the last few ms given (a resume's overlap is compared with it)
+    seam: Seam | None = None  # set while a cut request resumes with skip_samples
+    resumed: bool = False  # audio continued past a seam (RequestCompleted then counts every byte given)
+    sample_rate: int = 24_000
+    words_until: int = 0  # the end (a char offset) of the words given so far
 
 
 class TTSSession:
@@ -420,6 +441,7 @@ class TTSSession:
         request.attempts += 1
         request.wire_id = wire_id
         request.generation = self._generation
+        request.answered = False
         self._by_wire[wire_id] = request
         message = Synthesize(
             text=request.text,
@@ -428,6 +450,7 @@ class TTSSession:
             request_id=wire_id,
             normalize=request.normalize,
             timestamps=request.timestamps,
+            skip_samples=None if request.seam is None else request.seam.skip_samples,
         )
         await self.transport.send(encode_client_message(message))
 
@@ -526,7 +549,7 @@ class TTSSession:
             TTSError: ``cause`` (as a non-retryable error) once the retry deadline leaves no attempt.
         """
         self._mark_down(cause)
-        events = self._void_partial_answers()
+        events = self._cut_answers()
         self._current = None
         await self._drop_receive()
         await self._close_transport()
@@ -562,24 +585,22 @@ class TTSSession:
         logger.debug("reconnects=<%d>, resent=<%d> | session resumed", self.reconnects, len(self._owed))
         return events
 
-    def _void_partial_answers(self) -> list[SessionEvent]:
-        """Requests whose answer began on the lost connection start over: RequestRestarted for each."""
-        events: list[SessionEvent] = []
+    def _cut_answers(self) -> list[SessionEvent]:
+        """The connection is lost: every owed request is sent again; one whose audio began resumes at
+        the sample where delivery stopped (a :class:`Seam`). The events: cancelled requests ended."""
         for request in self._owed.values():
             if request.wire_id is not None:
                 self._by_wire.pop(request.wire_id, None)
             request.generation = -1
             if request.started and not request.cancelled:
-                events.append(RequestRestarted(request.request_id, request.delivered))
+                request.seam = Seam(request.delivered, request.tail)
                 logger.debug(
-                    "request_id=<%s>, dropped_bytes=<%d> | replaying whole",
+                    "request_id=<%s>, delivered_bytes=<%d>, skip_samples=<%d> | resuming at a sample",
                     request.request_id,
                     request.delivered,
+                    request.seam.skip_samples,
                 )
-            request.started = False
-            request.delivered = 0
-        events.extend(self._end_cancelled_unsent())
-        return events
+        return self._end_cancelled_unsent()
 
     def _end_cancelled_unsent(self) -> list[SessionEvent]:
         """Cancelled requests not on the current connection end here (nothing will answer them)."""
@@ -724,21 +745,9 @@ class TTSSession:
             logger.warning("unreadable control frame from the endpoint; ignored")
             return []
         if isinstance(message, bytes):
-            request = self._current
-            if request is None or request.cancelled or not message:
-                return []  # outside a request, or a cancelled (or replaced) one: dropped
-            request.delivered += len(message)
-            return [AudioChunk(request.request_id, message)]
+            return self._audio(message)
         if isinstance(message, SynthesisStart):
-            request = self._by_wire.get(message.request_id)
-            self._current = request
-            if request is None:
-                logger.debug("request_id=<%s> | start of an unknown request; ignored", message.request_id)
-                return []
-            if request.cancelled:
-                return []
-            request.started = True
-            return [RequestStarted(request.request_id, message.format, message.sample_rate, message.channels)]
+            return self._started(message)
         if isinstance(message, SynthesisComplete):
             request = self._end(message.request_id)
             if request is None:
@@ -747,6 +756,9 @@ class TTSSession:
             if request.cancelled:
                 return [RequestCancelled(request.request_id)]
             logger.debug("request_id=<%s> | audio complete", request.request_id)
+            if request.resumed:  # the endpoint counted what it sent on the last connection only
+                duration = request.delivered / (2 * request.sample_rate)
+                return [RequestCompleted(request.request_id, request.delivered, duration, message.elapsed_s)]
             return [
                 RequestCompleted(
                     request.request_id, message.audio_bytes, message.total_duration_s, message.elapsed_s
@@ -756,26 +768,104 @@ class TTSSession:
             request = self._end(message.request_id)
             return [] if request is None else [RequestCancelled(request.request_id)]
         if isinstance(message, WordTimestamps):
-            request = self._by_wire.get(message.request_id)
-            if request is None or request.cancelled:
-                return []  # cancelled (or unknown) request
-            return [WordsReceived(request.request_id, message.words)]
+            return self._words(message)
         assert isinstance(message, ErrorFrame)
         if message.request_id is None:
-            if message.code == "busy":
-                # The session itself was refused (a 1013 close follows): resumed like a drop.
-                logger.debug("endpoint busy; the close that follows is retried")
-                return []
-            logger.debug("code=<%s> | endpoint error without a request", message.code)
-            return [RequestFailed(None, message.code, message.message)]
+            return self._error_without_id(message)
         request = self._by_wire.get(message.request_id)
         if request is None:
             return []
+        request.answered = True
         if message.code == "busy" and not request.cancelled and self.retry.enabled:
             self._busy = request
             return []
         self._end(message.request_id)
         logger.debug("request_id=<%s>, code=<%s> | request failed", request.request_id, message.code)
+        return [RequestFailed(request.request_id, message.code, message.message)]
+
+    def _audio(self, data: bytes) -> list[SessionEvent]:
+        request = self._current
+        if request is None or request.cancelled or not data:
+            return []  # outside a request, or a cancelled (or replaced) one: dropped
+        if request.seam is not None:
+            data = request.seam.feed(data)
+            if request.seam.joined:
+                request.seam = None
+            if not data:
+                return []
+        request.delivered += len(data)
+        request.tail = keep_tail(request.tail, data)
+        return [AudioChunk(request.request_id, data)]
+
+    def _started(self, message: SynthesisStart) -> list[SessionEvent]:
+        request = self._by_wire.get(message.request_id)
+        self._current = request
+        if request is None:
+            logger.debug("request_id=<%s> | start of an unknown request; ignored", message.request_id)
+            return []
+        request.answered = True
+        if request.cancelled:
+            return []
+        events: list[SessionEvent] = []
+        if request.seam is not None:
+            if message.skip_samples == request.seam.skip_samples:
+                request.resumed = True
+                logger.debug("request_id=<%s> | resumed at a sample", request.request_id)
+                return []  # the listener already has this request's start; its audio continues
+            # An endpoint that does not know skip_samples answers from sample 0: replay it whole.
+            events.append(RequestRestarted(request.request_id, request.delivered))
+            logger.debug(
+                "request_id=<%s>, dropped_bytes=<%d> | no skip_samples echo; replaying whole",
+                request.request_id,
+                request.delivered,
+            )
+            request.seam = None
+            request.resumed = False
+            request.delivered = 0
+            request.tail = b""
+            request.words_until = 0
+        request.started = True
+        request.sample_rate = message.sample_rate
+        events.append(
+            RequestStarted(request.request_id, message.format, message.sample_rate, message.channels)
+        )
+        return events
+
+    def _words(self, message: WordTimestamps) -> list[SessionEvent]:
+        request = self._by_wire.get(message.request_id)
+        if request is None or request.cancelled:
+            return []  # cancelled (or unknown) request
+        words = message.words
+        if request.resumed:
+            # A resumed answer repeats the words of the segment it was cut in: they were given already.
+            words = tuple(word for word in words if word.char_start >= request.words_until)
+        if not words:
+            return []
+        request.words_until = max(request.words_until, *(word.char_end for word in words))
+        return [WordsReceived(request.request_id, words)]
+
+    def _error_without_id(self, message: ErrorFrame) -> list[SessionEvent]:
+        """An ``error`` naming no request: the answer to a frame the endpoint could not read.
+
+        Answers come strictly in order, and the session sends only well-formed control frames, so the
+        unreadable frame was the earliest request on this connection whose answer has not begun.
+        """
+        if message.code == "busy":
+            # The session itself was refused (a 1013 close follows): resumed like a drop.
+            logger.debug("endpoint busy; the close that follows is retried")
+            return []
+        request = next(
+            (r for r in self._owed.values() if r.generation == self._generation and not r.answered), None
+        )
+        if request is None:
+            logger.debug("code=<%s> | endpoint error without a request", message.code)
+            return [RequestFailed(None, message.code, message.message)]
+        self._forget(request)
+        logger.debug(
+            "request_id=<%s>, code=<%s> | unreadable request failed", request.request_id, message.code
+        )
+        if request.cancelled:
+            return [RequestCancelled(request.request_id)]
         return [RequestFailed(request.request_id, message.code, message.message)]
 
     def _end(self, wire_id: str) -> _Request | None:

@@ -387,10 +387,12 @@ class Speaker:
             index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
             self._emit(self.builder.words(sentence=index, words=event.words))
         elif isinstance(event, RequestRestarted):
-            # The connection dropped mid-sentence and the session replays it whole: its audio so far is
-            # void (a player drops it), and the sentence's duration counts the replay only.
+            # The connection dropped mid-sentence and the endpoint could not resume at a sample, so the
+            # session replays it whole: its audio so far is void (a player drops it), and the sentence's
+            # and the answer's durations count the replay only.
             index, _ = self._sentences.get(event.request_id, (self._last_sentence, ""))
             self._request_bytes.pop(event.request_id, None)
+            self.pcm_bytes -= event.dropped_bytes  # audio_end.duration_s: what the listener gets
             self._emit(
                 self.builder.sentence_restart(
                     sentence=index, dropped_s=event.dropped_bytes / BYTES_PER_SECOND

@@ -5,7 +5,8 @@ kinds come from WebSocket opcodes: text frames are control messages, binary fram
 
 Errors carry the agent-side codes of PROTOCOL.md and say whether trying again may help: a refused or
 dropped connection (``connection_failed``/``connection_lost``) and an endpoint at capacity (close 1013,
-HTTP 429/503 at the handshake: ``busy``) are retryable; a refused upgrade (404, 403, ...) is not. The
+HTTP 429/503 at the handshake: ``busy``) are retryable; a refused upgrade (404, 403, ...) and a close
+that refuses the data (1003, 1007, 1008, 1009, 1010) are not. The
 connection sends WebSocket pings (``ping_interval``, 20 s by default) that keep proxies and NATs from
 dropping a quiet connection; the endpoint's own idle clock is kept by the session's ``keepalive``.
 """
@@ -35,6 +36,10 @@ logger = logging.getLogger(__name__)
 
 #: Close code "try again later": the endpoint is at capacity or still loading its model.
 _TRY_AGAIN_LATER = 1013
+#: Close codes that say the endpoint refused what this client sent (unsupported data 1003, invalid
+#: payload 1007, policy violation 1008, message too big 1009, missing extension 1010): the same frames
+#: sent again would be refused again, so these are not retried.
+NON_TRANSIENT_CLOSE_CODES = frozenset({1003, 1007, 1008, 1009, 1010})
 #: Handshake statuses that mean "busy, come back later".
 _BUSY_STATUSES = frozenset({429, 503})
 
@@ -121,6 +126,12 @@ class WebSocketTransport:
             return TTSConnectionError(
                 "busy", "the TTS endpoint is at capacity (close 1013); try again later", retryable=True
             )
+        if received is not None and received.code in NON_TRANSIENT_CLOSE_CODES:
+            return TTSConnectionError(
+                "connection_lost",
+                f"the TTS endpoint refused the session's data (close {received.code})",
+                retryable=False,
+            )
         return TTSConnectionError(
             "connection_lost", "the WebSocket to the TTS endpoint dropped", retryable=True
         )
@@ -142,7 +153,8 @@ class WebSocketTransport:
         Raises:
             EOFError: the endpoint closed the session normally (code 1000/1001).
             TTSConnectionError: the connection dropped (``connection_lost``) or the endpoint closed it
-                with 1013 (``busy``); both retryable.
+                with 1013 (``busy``); both retryable. A close with a code of
+                :data:`NON_TRANSIENT_CLOSE_CODES` is ``connection_lost``, not retryable.
         """
         try:
             return await self._require().recv()

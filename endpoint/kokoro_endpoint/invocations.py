@@ -22,13 +22,12 @@ from strands_voice_protocol.frames import (
 )
 from strands_voice_protocol.sse import encode_sse
 
-from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, RequestAudio, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
-from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["TRANSPORTS", "invocations"]
 
@@ -71,7 +70,8 @@ async def _read_body(request: Request, limit: int) -> bytes | None:
 
 async def invocations(request: Request) -> Response:
     """Synthesize ``{"text", "voice"?, "speed"?, "format"?, "transport"?, "request_id"?, "normalize"?,
-    "timestamps"?}`` (``timestamps`` adds ``word_timestamps`` events to the SSE transport)."""
+    "timestamps"?, "skip_samples"?}`` (``timestamps`` adds ``word_timestamps`` events to the SSE
+    transport; ``skip_samples`` drops that many samples from the start, before encoding)."""
     state: EndpointState = request.app.state.endpoint
     settings = state.settings
     engine = state.engine
@@ -145,9 +145,11 @@ async def _segments(
 async def _pcm_segments(
     job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
 ) -> AsyncIterator[bytes]:
-    """The request's PCM, in frames of at most ``audio_frame_bytes``, as each segment is ready."""
+    """The request's PCM from ``skip_samples`` on, in frames of at most ``audio_frame_bytes``, as each
+    segment is ready."""
+    skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
     async for segment in _segments(job, engine, scheduler, settings):
-        for frame in pcm16_frames(to_pcm16(segment.audio), settings.audio_frame_bytes):
+        for frame in pcm16_frames(skip.take(to_pcm16(segment.audio)), settings.audio_frame_bytes):
             yield frame
 
 
@@ -183,13 +185,16 @@ async def _sse_body(
     seq = 0
     sent = 0
     pcm_bytes = 0
+    skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
     yield encode_sse(events.audio_start(format=encoder.format, sample_rate=engine.sample_rate))
     try:
         async for segment in _segments(job, engine, scheduler, settings):
-            if segment.words:
-                words = shift_words(list(segment.words), pcm_bytes / (engine.sample_rate * 2))
-                yield encode_sse(events.word_timestamps(words))
-            for pcm in pcm16_frames(to_pcm16(segment.audio), settings.audio_frame_bytes):
+            kept, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
+            if not kept:
+                continue  # the client has all of this segment (skip_samples)
+            if words:
+                yield encode_sse(events.word_timestamps(list(words)))
+            for pcm in pcm16_frames(kept, settings.audio_frame_bytes):
                 pcm_bytes += len(pcm)
                 chunk = encoder.encode(pcm)
                 if chunk:

@@ -28,6 +28,7 @@ class SynthesisJob:
         received_at: ``time.monotonic()`` when the request arrived (for ``elapsed_s``).
         normalize: Read written forms the way people say them (``"normalize": false`` turns it off).
         timestamps: Send ``word_timestamps`` before each segment's audio.
+        skip_samples: Send the audio from this sample on (None: the request named none; 0 sent).
     """
 
     request_id: str
@@ -37,6 +38,7 @@ class SynthesisJob:
     received_at: float = field(default_factory=time.monotonic)
     normalize: bool = True
     timestamps: bool = False
+    skip_samples: int | None = None
 
 
 def validate_synthesize(
@@ -73,6 +75,7 @@ def validate_synthesize(
         received_at=time.monotonic() if received_at is None else received_at,
         normalize=message.normalize is not False,
         timestamps=message.timestamps is True,
+        skip_samples=message.skip_samples,
     )
 
 

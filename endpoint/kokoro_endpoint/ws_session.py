@@ -39,14 +39,13 @@ from strands_voice_protocol.frames import (
     encode_server_message,
 )
 
-from kokoro_endpoint.audio_out import pcm16_frames, to_pcm16
+from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
 from kokoro_endpoint.tasks import cancel_and_wait
-from kokoro_endpoint.timestamps import shift_words
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
@@ -74,6 +73,7 @@ AUDIO_BUFFER_SEGMENTS: Final = 3
 MAX_QUEUED_ERRORS: Final = 32
 
 
+# A segment's words (when asked; on the request's timeline) and its frames.
 _Segment = tuple[tuple[WordTiming, ...], list[bytes]]
 
 
@@ -241,6 +241,7 @@ class BidiSession:
     async def _synthesize(self, request: _Request) -> None:
         job = request.job
         stream = None
+        skip = SampleSkip(job.skip_samples or 0, self._engine.sample_rate)
         try:
             stream = self._scheduler.stream(
                 synthesize_segments(
@@ -261,10 +262,13 @@ class BidiSession:
                 if segment is None:
                     await request.audio.put(_DONE)
                     return
+                pcm, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
+                if not pcm:
+                    continue  # the client has all of this segment (skip_samples)
                 # Waits while the sender is AUDIO_BUFFER_SEGMENTS behind; the next step is submitted
                 # only after that, so a stalled client holds no scheduler worker.
-                frames = list(pcm16_frames(to_pcm16(segment.audio), self._settings.audio_frame_bytes))
-                await request.audio.put((segment.words, frames))
+                frames = list(pcm16_frames(pcm, self._settings.audio_frame_bytes))
+                await request.audio.put((words, frames))
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
             if not request.cancelled:
@@ -310,7 +314,9 @@ class BidiSession:
             await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
             return
         await self._ws.send_text(
-            encode_server_message(SynthesisStart(rid, sample_rate=self._engine.sample_rate))
+            encode_server_message(
+                SynthesisStart(rid, sample_rate=self._engine.sample_rate, skip_samples=job.skip_samples)
+            )
         )
         sent = 0
         while True:
@@ -322,8 +328,7 @@ class BidiSession:
             if isinstance(item, tuple):
                 words, frames = item
                 if words:
-                    offset = sent / self._bytes_per_second
-                    stamps = WordTimestamps(rid, shift_words(list(words), offset))
+                    stamps = WordTimestamps(rid, words)
                     await self._ws.send_text(encode_server_message(stamps))
                 for frame in frames:
                     if request.cancelled:

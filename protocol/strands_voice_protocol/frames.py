@@ -62,7 +62,8 @@ class Synthesize:
     """Synthesize one chunk of text: ``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``.
 
     ``normalize`` (default true) reads written forms the way people say them; ``timestamps`` (default
-    false) asks for :class:`WordTimestamps` frames. None leaves the field out (the server's default).
+    false) asks for :class:`WordTimestamps` frames; ``skip_samples`` (default 0) sends the audio from
+    that sample on. None leaves the field out (the server's default).
     """
 
     text: str
@@ -71,6 +72,8 @@ class Synthesize:
     request_id: str | None = None
     normalize: bool | None = None
     timestamps: bool | None = None
+    #: Send the request's audio from this sample on (the client already has the first ones: resume).
+    skip_samples: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,12 +102,17 @@ ClientMessage = Synthesize | Cancel | Close | Keepalive
 
 @dataclass(frozen=True, slots=True)
 class SynthesisStart:
-    """Sent before the first audio of a request."""
+    """Sent before the first audio of a request.
+
+    ``skip_samples`` echoes the request's (None: the request asked for none, or the endpoint predates it
+    and answers from sample 0).
+    """
 
     request_id: str
     format: str = DEFAULT_FORMAT
     sample_rate: int = DEFAULT_SAMPLE_RATE
     channels: int = DEFAULT_CHANNELS
+    skip_samples: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +186,8 @@ def encode_client_message(message: ClientMessage) -> str:
             obj["normalize"] = message.normalize
         if message.timestamps is not None:
             obj["timestamps"] = message.timestamps
+        if message.skip_samples is not None:
+            obj["skip_samples"] = message.skip_samples
         return _dumps(obj)
     if isinstance(message, Cancel):
         obj = {"type": "cancel"}
@@ -198,15 +208,16 @@ def encode_server_message(message: ServerMessage) -> str:
         TextEncodingError: a field holds a lone surrogate (e.g. ``frame.message``).
     """
     if isinstance(message, SynthesisStart):
-        return _dumps(
-            {
-                "type": "synthesis_start",
-                "request_id": message.request_id,
-                "format": message.format,
-                "sample_rate": message.sample_rate,
-                "channels": message.channels,
-            }
-        )
+        start: dict[str, Any] = {
+            "type": "synthesis_start",
+            "request_id": message.request_id,
+            "format": message.format,
+            "sample_rate": message.sample_rate,
+            "channels": message.channels,
+        }
+        if message.skip_samples is not None:
+            start["skip_samples"] = message.skip_samples
+        return _dumps(start)
     if isinstance(message, SynthesisComplete):
         return _dumps(
             {
@@ -300,6 +311,16 @@ def _optional_bool(obj: dict[str, Any], key: str) -> bool | None:
     return value
 
 
+def _optional_count(obj: dict[str, Any], key: str) -> int | None:
+    """A non-negative JSON integer, or None when absent."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise FrameDecodeError("invalid_request", f"'{key}' must be a whole number of 0 or more.")
+    return value
+
+
 def decode_client_message(data: str | bytes) -> ClientMessage:
     """Decode one client frame (text or binary, UTF-8 JSON either way).
 
@@ -332,6 +353,7 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
             request_id=_optional_str(obj, "request_id"),
             normalize=_optional_bool(obj, "normalize"),
             timestamps=_optional_bool(obj, "timestamps"),
+            skip_samples=_optional_count(obj, "skip_samples"),
         )
     if kind == "cancel":
         return Cancel(request_id=_optional_str(obj, "request_id"))
@@ -402,6 +424,9 @@ def decode_server_control(data: str | bytes) -> ServerMessage:
             format=fmt,
             sample_rate=int(_number(obj, "sample_rate", DEFAULT_SAMPLE_RATE, integer=True)),
             channels=int(_number(obj, "channels", DEFAULT_CHANNELS, integer=True)),
+            skip_samples=None
+            if obj.get("skip_samples") is None
+            else int(_number(obj, "skip_samples", integer=True)),
         )
     if kind == "synthesis_complete":
         return SynthesisComplete(

@@ -94,6 +94,8 @@ class ModeResult:
             (``strands_voice_tools.audio_analysis``); None otherwise.
         started_at: The client's clock when the request was sent (the origin of every ``*_s``), when
             the caller gave it (:func:`record_stream` does).
+        restarted_bytes: Encoded audio bytes dropped on ``sentence_restart`` (void partials; they are
+            not in :attr:`audio`).
     """
 
     mode: str
@@ -110,6 +112,7 @@ class ModeResult:
     total_s: float = 0.0
     first_heard_s: float | None = None
     started_at: float = 0.0
+    restarted_bytes: int = 0
 
     @property
     def text(self) -> str:
@@ -261,6 +264,14 @@ class Leg3Recorder:
             result.texts.append(TextArrival(arrival_s, event["t_ms"], event["text"]))
         elif event["type"] == "sentence_complete":
             result.sentences[event["sentence"]] = (event["text"], event["duration_s"])
+        elif event["type"] == "sentence_restart":
+            # The sentence's audio so far is void (the endpoint could not resume at a sample): a
+            # player drops it, and so does the recording, so the WAV and timelines hold what is heard.
+            kept = [chunk for chunk in result.audio if chunk.sentence != event["sentence"]]
+            result.restarted_bytes += sum(chunk.audio_bytes for chunk in result.audio) - sum(
+                chunk.audio_bytes for chunk in kept
+            )
+            result.audio = kept
         elif event["type"] == "audio_end":
             result.audio_end = event
         elif event["type"] == "agent_end":

@@ -7,15 +7,10 @@ import asyncio
 import json
 import math
 import os
-import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -52,13 +47,6 @@ def assert_no_leak(text: str) -> None:
     # An exception class name such as "ValueError" or "KeyError" in a message is exception text too.
     for word in text.replace('"', " ").replace("'", " ").split():
         assert not (word.endswith("Error") and word[:1].isupper()), f"exception name in {text[:300]!r}"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def rss_mb(pid: int | None = None) -> float:
@@ -196,76 +184,6 @@ class ToneEngine:
             with self._lock:
                 self.segments += 1
             yield tone
-
-
-# ---- a real endpoint process -----------------------------------------------------------------------------
-
-
-class EndpointProcess:
-    """``python -m kokoro_endpoint.cli --engine onnx`` on 127.0.0.1:<port>, as its own process."""
-
-    def __init__(self, port: int, log_path: Path) -> None:
-        self.port = port
-        self.log_path = log_path
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, ready_timeout_s: float = 300.0) -> None:
-        """Start the process and wait (bounded) until ``/ping`` answers 200."""
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kokoro_endpoint.cli",
-                    "--engine",
-                    "onnx",
-                    "--port",
-                    str(self.port),
-                    "--log-level",
-                    "warning",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-        deadline = time.monotonic() + ready_timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the endpoint exited with {self.proc.returncode}; see {self.log_path}")
-            try:
-                if httpx.get(f"{self.base_url}/ping", timeout=2.0).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
-        self.stop()
-        raise TimeoutError(f"the endpoint was not ready within {ready_timeout_s} s")
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no close frames, sockets reset by the kernel."""
-        assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> None:
-        """Terminate (then kill) if still running."""
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(10)
 
 
 def wait_for(predicate: Any, timeout_s: float, interval_s: float = 0.05) -> bool:

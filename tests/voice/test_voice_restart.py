@@ -1,4 +1,5 @@
-"""A TTS connection cut mid-sentence: the session replays the sentence and the handler says so.
+"""A TTS connection cut mid-sentence, against an endpoint that does not know ``skip_samples`` (its
+``synthesis_start`` has no echo): the session replays the sentence and the handler says so.
 
 The caller gets one ``sentence_restart`` event (so a player drops what it holds of that sentence), the
 sentence's audio again from its start, and a ``sentence_complete`` whose duration counts the replay only.
@@ -15,6 +16,8 @@ from typing import Any
 from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.recorder import Leg3Recorder
+from strands_voice_protocol.sse import encode_sse
 from websockets.asyncio.server import ServerConnection, serve
 
 from strands_voice.run import run_voice
@@ -92,3 +95,12 @@ def test_sentence_cut_mid_audio_is_restarted_once_and_counted_once() -> None:
     (done,) = [e for e in events if e["type"] == "sentence_complete"]
     assert done["sentence"] == 0 and done["text"] == SENTENCE
     assert done["duration_s"] == WHOLE_BYTES / BYTES_PER_SECOND  # the replay only
+    # What the listener gets: the void partial is not counted in the answer's duration either.
+    (end,) = [e for e in events if e["type"] == "audio_end"]
+    assert end["duration_s"] == WHOLE_BYTES / BYTES_PER_SECOND
+    # The one Leg 3 client (the demo's WAVs, the bench's timelines) drops the partial too.
+    recorder = Leg3Recorder("bidi")
+    recorder.feed(b"".join(encode_sse(event) for event in events), 0.0)
+    result = recorder.close(0.0)
+    assert result.encoded_audio == b"\x02\x00" * (WHOLE_BYTES // 2)
+    assert result.restarted_bytes == CUT_BYTES

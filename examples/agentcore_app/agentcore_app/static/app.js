@@ -243,8 +243,8 @@ class Player {
     this.output.connect(ctx.destination);
   }
 
-  /** Schedules one piece; returns its start and end in AudioContext seconds. */
-  schedule(samples, sampleRate) {
+  /** Schedules one piece (of sentence `sentence`); returns its start and end in AudioContext seconds. */
+  schedule(samples, sampleRate, sentence = null) {
     const ctx = this.ctx;
     const buffer = ctx.createBuffer(1, samples.length, sampleRate);
     buffer.copyToChannel(samples, 0);
@@ -262,6 +262,8 @@ class Player {
       startAt = Math.max(now + START_LEAD_S, startAt);
     }
     source.start(startAt);
+    source.sentence = sentence;
+    source.endAt = startAt + buffer.duration;
     this.nextStart = startAt + buffer.duration;
     this.sources.add(source);
     this.stats.activeSources = this.sources.size;
@@ -272,6 +274,29 @@ class Player {
       if (!this.sources.size) this.onIdle();
     };
     return { startAt, endAt: this.nextStart };
+  }
+
+  /** Silences what is queued or playing of one sentence; the next piece takes its place. Returns the
+   * seconds dropped that had not played yet. */
+  dropSentence(sentence) {
+    const now = this.ctx.currentTime;
+    let unplayed = 0;
+    for (const source of [...this.sources]) {
+      if (source.sentence !== sentence) continue;
+      unplayed += Math.min(source.buffer.duration, Math.max(0, source.endAt - now));
+      source.onended = null;
+      try {
+        source.stop();
+      } catch {
+        // never started: nothing to stop
+      }
+      source.disconnect();
+      this.sources.delete(source);
+    }
+    // Pieces are scheduled in order, so what remains ends before the dropped ones began.
+    this.nextStart = Math.max(0, ...[...this.sources].map((source) => source.endAt));
+    this.stats.activeSources = this.sources.size;
+    return unplayed;
   }
 
   /** Barge-in: silence everything queued or playing, at once. */
@@ -398,6 +423,22 @@ function fmtMs(ms) {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// A sentence replayed from its start (`sentence_restart`: the TTS endpoint could not resume it at the
+// sample where its connection dropped): the audio already given for it is void. What of it is still
+// queued or playing is silenced and the replay takes its place; what already played cannot be unheard.
+
+function dropVoidPartial(current, event) {
+  const index = Number.isInteger(event.sentence) ? event.sentence : 0;
+  const unplayed = player ? player.dropSentence(index) : 0;
+  stats.restarts = (stats.restarts || 0) + 1;
+  stats.audioSecondsScheduled -= unplayed;
+  const s = current.sentence(index);
+  s.seconds = 0;
+  s.playStart = null;
+  s.playEnd = null;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // One request
 
 class Run {
@@ -519,6 +560,9 @@ class Run {
       case "sentence_complete":
         this.onSentence(event);
         break;
+      case "sentence_restart":
+        dropVoidPartial(this, event);
+        break;
       case "words":
         this.highlighter.addWords(Number.isInteger(event.sentence) ? event.sentence : 0, event.words);
         break;
@@ -617,7 +661,7 @@ class Run {
     const rate = this.decoder.sampleRate || this.sampleRate;
     for (const samples of pieces) {
       if (!samples.length) continue;
-      const { startAt, endAt } = player.schedule(samples, rate);
+      const { startAt, endAt } = player.schedule(samples, rate, index);
       stats.chunksScheduled += 1;
       stats.audioSecondsScheduled += samples.length / rate;
       if (stats.firstStartAt === null) {
@@ -952,5 +996,5 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") stop();
 });
 
-window.voicePage = { SSEParser, locateSentence, stop, get run() { return run; } };
+window.voicePage = { SSEParser, locateSentence, stop, dropVoidPartial, get run() { return run; }, get player() { return player; } };
 document.documentElement.dataset.ready = "true";
