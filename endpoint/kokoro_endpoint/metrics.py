@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.emf import EmfWriter, Metric, stdout_writer
+from strands_voice_protocol.emf import ENDPOINT_NAMESPACE, EmfWriter, Metric, stdout_writer
 from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import Synthesize, decode_client_message
 from strands_voice_protocol.wire import BIDI_PATH
@@ -44,7 +44,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: The CloudWatch namespace of the endpoint's metrics.
-DEFAULT_NAMESPACE: Final = "StrandsVoice/Endpoint"
+DEFAULT_NAMESPACE: Final = ENDPOINT_NAMESPACE
 #: Seconds between two interval lines.
 DEFAULT_INTERVAL_S: Final = 60.0
 #: The ``Endpoint`` dimension's value when ``KOKORO_METRICS_ENDPOINT`` is not set.

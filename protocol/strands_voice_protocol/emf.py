@@ -29,7 +29,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["EMF_UNITS", "MAX_DIMENSIONS", "MAX_METRICS", "EmfWriter", "Metric", "emf_line", "stdout_writer"]
+__all__ = [
+    "AGENT_NAMESPACE",
+    "EMF_UNITS",
+    "ENDPOINT_NAMESPACE",
+    "MAX_DIMENSIONS",
+    "MAX_METRICS",
+    "EmfWriter",
+    "Metric",
+    "emf_line",
+    "stdout_writer",
+]
+
+#: The CloudWatch namespace of the TTS endpoint's metrics (the CDK dashboard and alarms read it).
+ENDPOINT_NAMESPACE: Final = "StrandsVoice/Endpoint"
+#: The CloudWatch namespace of the example agent app's per-answer metrics.
+AGENT_NAMESPACE: Final = "StrandsVoice/Agent"
 
 #: The units CloudWatch accepts (the ``Unit`` of a metric definition).
 EMF_UNITS: Final = frozenset(

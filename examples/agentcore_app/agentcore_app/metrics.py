@@ -19,7 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Final
 
 from opentelemetry import trace
-from strands_voice_protocol.emf import EmfWriter, Metric, stdout_writer
+from strands_voice_protocol.emf import AGENT_NAMESPACE, EmfWriter, Metric, stdout_writer
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 
@@ -28,7 +28,7 @@ __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_SERVICE", "AnswerMetrics", "measured", 
 logger = logging.getLogger(__name__)
 
 #: The CloudWatch namespace of the app's metrics.
-DEFAULT_NAMESPACE: Final = "StrandsVoice/Agent"
+DEFAULT_NAMESPACE: Final = AGENT_NAMESPACE
 #: The ``Service`` dimension's value when ``AGENT_METRICS_SERVICE`` is not set.
 DEFAULT_SERVICE: Final = "voice-agent"
 
