@@ -142,7 +142,9 @@ def create_app(
             *openai_routes(),
         ],
         lifespan=lifespan,
-        middleware=[] if metrics is None else [Middleware(MetricsMiddleware, metrics=metrics)],
+        middleware=[]
+        if metrics is None
+        else [Middleware(MetricsMiddleware, metrics=metrics, max_frame_bytes=state.settings.max_frame_bytes)],
     )
     app.state.endpoint = state
     return app

@@ -169,8 +169,9 @@ Send = Callable[[Message], Any]
 class _BidiWatch:
     """One WebSocket session's frames: request arrivals in, first audio byte and completions out."""
 
-    def __init__(self, metrics: EndpointMetrics) -> None:
+    def __init__(self, metrics: EndpointMetrics, max_frame_bytes: int) -> None:
         self._metrics = metrics
+        self._max_frame_bytes = max_frame_bytes
         self._arrived: defaultdict[str, deque[float]] = defaultdict(deque)
         self._request: str | None = None  # the request whose audio is being sent
         self._started = 0.0
@@ -180,8 +181,8 @@ class _BidiWatch:
         if message.get("type") != "websocket.receive":
             return
         data = message.get("text") if message.get("text") is not None else message.get("bytes")
-        if data is None:
-            return
+        if data is None or len(data) > self._max_frame_bytes:
+            return  # the session refuses an oversized frame without decoding it; so do we
         try:
             decoded = decode_client_message(data)
         except FrameDecodeError:
@@ -321,15 +322,17 @@ class MetricsMiddleware:
     Args:
         app: The wrapped ASGI app.
         metrics: Where the figures go.
+        max_frame_bytes: Client frames larger than this are not read (the session refuses them).
     """
 
-    def __init__(self, app: Any, metrics: EndpointMetrics) -> None:
+    def __init__(self, app: Any, metrics: EndpointMetrics, max_frame_bytes: int) -> None:
         self.app = app
         self.metrics = metrics
+        self.max_frame_bytes = max_frame_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and scope.get("path") == BIDI_PATH:
-            bidi = _BidiWatch(self.metrics)
+            bidi = _BidiWatch(self.metrics, self.max_frame_bytes)
 
             async def receive_bidi() -> Message:
                 message: Message = await receive()

@@ -133,3 +133,21 @@ def test_interval_metrics(metered: tuple[RunningServer, Lines]) -> None:
             await asyncio.to_thread(lines.wait_for, "ActiveSessions", 60.0, ActiveSessions=1)
 
     asyncio.run(hold_session())
+
+
+def test_bad_frames_are_counted_and_the_session_goes_on(metered: tuple[RunningServer, Lines]) -> None:
+    server, lines = metered
+
+    async def session() -> list[Any]:
+        async with connect(server.ws_url, max_size=None) as ws:
+            await ws.send("{not json")
+            await ws.send(b"\xff\x00garbage")
+            await ws.send("x" * (64 * 1024 + 1))  # over max_frame_bytes: not read by the metrics either
+            await ws.send(json.dumps({"type": "synthesize", "text": TEXT, "request_id": "after"}))
+            return replies(await collect(ws, 4))
+
+    got = asyncio.run(session())
+    assert [r.kind for r in got] == ["error", "error", "error", "synthesis_complete"]
+    codes = {r.end["code"] for r in got if r.kind == "error"}  # type: ignore[index]
+    for code in codes:
+        assert lines.wait_for("Errors", ErrorCode=code)
