@@ -163,3 +163,15 @@ def test_speech_error_span(short_text: str, exporter: InMemorySpanExporter) -> N
     assert answer.status.status_code is StatusCode.ERROR
     (error,) = [e for e in answer.events if e.name == ERROR_EVENT]
     assert (error.attributes or {})[P + "error.code"] == codes[0]
+
+
+def test_plugin_answer_span_under_agent(short_text: str, exporter: InMemorySpanExporter) -> None:
+    """The plugin opens the answer before the agent's span exists; the span still lands under it."""
+    from strands_voice.plugin import VoicePlugin
+
+    plugin = VoicePlugin("ws://127.0.0.1:9/x", connect_timeout=2)
+    agent = Agent(model=ScriptedModel(text=short_text, first_sentence_s=0.05, total_s=0.2), plugins=[plugin])
+    agent("Hi.")
+    assert plugin.handler.wait(timeout=30)
+    plugin.handler.close()
+    check_under_agent(answer_span(exporter), agent_span(exporter))
