@@ -28,7 +28,7 @@ from typing import Any, Final, Protocol
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.emf import ENDPOINT_NAMESPACE, EmfWriter, Metric, stdout_writer
-from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.errors import ConfigurationError, FrameDecodeError
 from strands_voice_protocol.frames import Synthesize, decode_client_message
 from strands_voice_protocol.wire import BIDI_PATH
 
@@ -129,14 +129,14 @@ def metrics_from_env(
     the defaults.
 
     Raises:
-        ValueError: ``KOKORO_METRICS`` names something else.
+        ConfigurationError: ``KOKORO_METRICS`` names something else.
     """
     env = os.environ if environ is None else environ
     mode = env.get("KOKORO_METRICS", "off").strip().lower()
     if mode in ("", "off", "none"):
         return None
     if mode != "emf":
-        raise ValueError(f"KOKORO_METRICS must be 'emf' or 'off', not {mode!r}")
+        raise ConfigurationError(f"KOKORO_METRICS must be 'emf' or 'off', not {mode!r}")
     namespace = env.get("KOKORO_METRICS_NAMESPACE") or DEFAULT_NAMESPACE
     endpoint = env.get("KOKORO_METRICS_ENDPOINT") or DEFAULT_ENDPOINT
     return EndpointMetrics(EmfWriter(namespace, {"Endpoint": endpoint}, write))

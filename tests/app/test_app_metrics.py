@@ -14,7 +14,7 @@ import pytest
 from agentcore_app.metrics import DEFAULT_NAMESPACE, AnswerMetrics, measured, metrics_from_env
 from agentcore_app.scripted import ScriptedModel
 from emf_support import check_emf, dimension_sets, metrics_of
-from otel_support import span_exporter
+from otel_support import recording_spans
 from strands_voice_protocol.emf import EmfWriter
 from strands_voice_protocol.events import Event, EventBuilder
 
@@ -130,7 +130,6 @@ def test_speech_error_figures(invoke: Any) -> None:
 
 def test_line_names_the_current_trace() -> None:
     """Beside the trace: the line carries the trace id of the span the answer runs under."""
-    exporter = span_exporter()
     lines = Lines()
     metrics = AnswerMetrics(EmfWriter(DEFAULT_NAMESPACE, {"Service": "test"}, lines.write))
     builder = EventBuilder()
@@ -147,8 +146,9 @@ def test_line_names_the_current_trace() -> None:
             async for _ in measured(answer(), metrics):
                 pass
 
-    asyncio.run(main())
-    (span,) = exporter.get_finished_spans()
+    with recording_spans() as exporter:
+        asyncio.run(main())
+        (span,) = exporter.get_finished_spans()
     (line,) = lines.roots
     assert line["TraceId"] == f"{span.context.trace_id:032x}"
     assert line["Interrupted"] == 0 and "TimeToFirstAudio" not in line

@@ -18,6 +18,7 @@ from kokoro_endpoint.metrics import DEFAULT_NAMESPACE, EndpointMetrics, metrics_
 from kokoro_endpoint.runner import RunningServer, running_server
 from leg1_client import collect, replies
 from strands_voice_protocol.emf import EmfWriter
+from strands_voice_protocol.errors import ConfigurationError
 from websockets.asyncio.client import connect
 
 pytestmark = pytest.mark.timeout(240)
@@ -64,7 +65,7 @@ def test_metrics_are_off_unless_asked() -> None:
     metrics = metrics_from_env({"KOKORO_METRICS": "emf", "KOKORO_METRICS_ENDPOINT": "ep-1"})
     assert metrics is not None and metrics.writer.dimensions == {"Endpoint": "ep-1"}
     assert metrics.writer.namespace == DEFAULT_NAMESPACE
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigurationError):
         metrics_from_env({"KOKORO_METRICS": "prometheus"})
 
 

@@ -4,6 +4,7 @@ invocation, read back through the OpenTelemetry SDK's in-memory exporter, agains
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from agentcore_app.scripted import ScriptedModel
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
-from otel_support import span_exporter, spans_named
+from otel_support import recording_spans, spans_named
 from strands import Agent
 
 from strands_voice.handler import VoiceCallbackHandler
@@ -26,8 +27,9 @@ P = "strands_voice."
 
 
 @pytest.fixture
-def exporter() -> InMemorySpanExporter:
-    return span_exporter()
+def exporter() -> Iterator[InMemorySpanExporter]:
+    with recording_spans() as exporter:
+        yield exporter
 
 
 def agent_span(exporter: InMemorySpanExporter) -> ReadableSpan:
