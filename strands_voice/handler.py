@@ -242,7 +242,7 @@ class VoiceCallbackHandler:
         try:
             data = kwargs.get("data")
             if isinstance(data, str) and data and not kwargs.get("reasoning"):
-                self._text(data, kwargs.get(VOICE_OPTIONS_KEY))
+                self._text(data, kwargs.get(VOICE_OPTIONS_KEY), kwargs.get("agent"))
             if ends_model_turn(kwargs):
                 with self._lock:
                     current = self._current
@@ -318,11 +318,11 @@ class VoiceCallbackHandler:
                 loop.close()
                 self._response_finished(response)
 
-    def _text(self, data: str, requested: Any) -> None:
+    def _text(self, data: str, requested: Any, agent: Any = None) -> None:
         with self._lock:
             response = self._start_response(requested)
             if response is not None:
-                response.feed(data)
+                response.feed(data, agent)
 
     def _end_text(self, response: Response | None = None) -> None:
         """End the current response's text (only if it is ``response``, when given)."""

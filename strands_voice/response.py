@@ -34,6 +34,7 @@ from strands_voice_protocol.events import Event, EventBuilder
 
 from strands_voice.heard import DeliveryLog
 from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
+from strands_voice.tracing import AnswerTrace
 
 __all__ = ["Response"]
 
@@ -106,6 +107,7 @@ class Response:
             wait_for_room=wait_for_room,
         )
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
+        self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
         self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
         self.interrupted = False
         self.ended = False
@@ -130,8 +132,9 @@ class Response:
         except RuntimeError:
             logger.debug("response already ended; call dropped")
 
-    def feed(self, text: str) -> None:
-        """Hand over a text delta (never blocks)."""
+    def feed(self, text: str, agent: Any = None) -> None:
+        """Hand over a text delta (never blocks); ``agent``, when known, parents the answer's span."""
+        self.trace.join(agent)
         self._text_pending = True
         self._call(self.inbox.put_nowait, text)
 
@@ -159,6 +162,7 @@ class Response:
 
     def _emit(self, event: Event) -> None:
         self._sink(event)
+        self.trace.observe(event)
         if self._track_on_emit:
             self.log.delivered(event)
 

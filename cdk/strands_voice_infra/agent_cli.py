@@ -31,7 +31,13 @@ from .cli_common import (
     print_node_hint,
     run_toolkit,
 )
-from .config import AGENT_RUNTIME_NAME, DEFAULT_BEDROCK_MODEL_ID, ConfigError, InfraConfig
+from .config import (
+    AGENT_RUNTIME_NAME,
+    CONVERSATION_STORES,
+    DEFAULT_BEDROCK_MODEL_ID,
+    ConfigError,
+    InfraConfig,
+)
 from .models import MODELS, UnknownModelError, get_model
 from .stack_names import AGENT_STACKS, CDK_TOOLKIT
 
@@ -66,6 +72,11 @@ def build_parser() -> argparse.ArgumentParser:
             "--speech-model",
             default="kokoro-82m",
             help=f"the TTS model whose endpoint to use ({', '.join(MODELS)})",
+        )
+        sub.add_argument(
+            "--conversation-store",
+            choices=CONVERSATION_STORES,
+            help="where the agent keeps conversations (default: s3; see docs/infrastructure.md)",
         )
         add_output_options(sub, "agent")
         if name != "synth":
@@ -104,6 +115,7 @@ def _config(args: argparse.Namespace) -> InfraConfig:
     try:
         return InfraConfig(speech_model=spec).with_overrides(
             bedrock_model_id=getattr(args, "bedrock_model_id", None),
+            conversation_store=getattr(args, "conversation_store", None),
             repo_root=getattr(args, "repo_root", None),
         )
     except ConfigError as exc:

@@ -10,6 +10,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .config import InfraConfig
+from .conversations import ConversationStore
 from .nag import suppress
 
 __all__ = ["INFERENCE_PROFILE_GEOS", "AgentFoundationStack", "bedrock_model_statements"]
@@ -67,6 +68,8 @@ class AgentFoundationStack(Stack):
     Attributes:
         role: Assumed by AgentCore (this account only) to run the agent's container.
         endpoint_arn: ARN of the TTS endpoint the agent may stream to.
+        conversations: Where the agent keeps its conversations (the role may use it; the runtime gets
+            its ``environment``).
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, config: InfraConfig, **kwargs: Any) -> None:
@@ -146,6 +149,8 @@ class AgentFoundationStack(Stack):
                 "chosen profile (bedrock:InferenceProfileArn condition)."
             )
         suppress(self.role, "AwsSolutions-IAM5", reason, applies_to=findings)
+
+        self.conversations = ConversationStore(self, "Conversations", config=config, role=self.role)
 
         CfnOutput(self, "RuntimeRoleArn", value=self.role.role_arn, description="AgentCore runtime role")
         logger.debug(

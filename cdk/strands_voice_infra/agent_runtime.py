@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import CfnOutput, Stack
@@ -12,6 +13,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .config import InfraConfig, image_excludes
+from .monitoring import AgentMonitoring
 from .nag import suppress
 from .speech_endpoint import ECR_LOGIN_REASON, image_pull_statements
 
@@ -34,6 +36,7 @@ class AgentRuntimeStack(Stack):
     Attributes:
         image: The app's container image asset (linux/arm64, as AgentCore requires).
         runtime: The ``AWS::BedrockAgentCore::Runtime``.
+        monitoring: The runtime's dashboard (:mod:`strands_voice_infra.monitoring`).
     """
 
     def __init__(
@@ -43,6 +46,7 @@ class AgentRuntimeStack(Stack):
         *,
         config: InfraConfig,
         role: iam.IRole,
+        conversation_environment: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
         """Define the image and the runtime.
@@ -52,6 +56,8 @@ class AgentRuntimeStack(Stack):
             construct_id: The stack name.
             config: Deployment settings (Bedrock model, endpoint, runtime name).
             role: The runtime's execution role (from AgentFoundation).
+            conversation_environment: The conversation store's variables (from AgentFoundation); None:
+                no store (``CONVERSATION_STORE=none``).
             **kwargs: Passed to ``Stack``.
         """
         super().__init__(scope, construct_id, **kwargs)
@@ -92,9 +98,14 @@ class AgentRuntimeStack(Stack):
                 "TTS_ENDPOINT_URL": tts_endpoint_url(config.endpoint_name, self.region),
                 "BEDROCK_MODEL_ID": config.bedrock_model_id,
                 "AWS_REGION": self.region,
+                # One EMF line per answer (agentcore_app.metrics), named after the runtime.
+                "AGENT_METRICS": "emf",
+                "AGENT_METRICS_SERVICE": config.agent_runtime_name,
+                **(conversation_environment or {"CONVERSATION_STORE": "none"}),
             },
         )
         self.runtime.node.add_dependency(pull_policy)
+        self.monitoring = AgentMonitoring(self, "Monitoring", service=config.agent_runtime_name)
 
         CfnOutput(
             self, "RuntimeArn", value=self.runtime.attr_agent_runtime_arn, description="AgentCore runtime ARN"

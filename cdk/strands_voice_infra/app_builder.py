@@ -129,6 +129,7 @@ def build_app(
             AGENT_RUNTIME,
             config=config,
             role=agent_foundation.role,
+            conversation_environment=agent_foundation.conversations.environment,
             description="strands-voice: the voice agent on a Bedrock AgentCore runtime",
         )
         built.stacks.update({AGENT_FOUNDATION: agent_foundation, AGENT_RUNTIME: runtime})

@@ -15,6 +15,7 @@ from .models import ModelSpec, get_model
 __all__ = [
     "AGENT_RUNTIME_NAME",
     "CDK_JSON",
+    "CONVERSATION_STORES",
     "DEFAULT_BEDROCK_MODEL_ID",
     "DOCKER_EXCLUDES",
     "REPO_ROOT",
@@ -39,6 +40,10 @@ VARIANT_NAME = "AllTraffic"
 
 #: Default Bedrock model of the voice agent (a US cross-region inference profile).
 DEFAULT_BEDROCK_MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+
+#: Where the deployed agent keeps conversations (the app's ``CONVERSATION_STORE``): ``file`` (the runtime's
+#: own disk: lost with its session's microVM), ``s3``, ``agentcore-memory`` or ``none``.
+CONVERSATION_STORES: tuple[str, ...] = ("s3", "agentcore-memory", "file", "none")
 
 #: AgentCore runtime name: letters, digits and underscores only (AgentCore's rule).
 AGENT_RUNTIME_NAME = "strands_voice_agent"
@@ -167,6 +172,14 @@ class InfraConfig:
         bedrock_model_id: The agent's Bedrock model or inference profile id (or ARN).
         agent_runtime_name: The AgentCore runtime's name.
         repo_root: The Docker build context of both images.
+        conversation_store: Where the agent keeps conversations (:data:`CONVERSATION_STORES`).
+        conversation_prefix: The S3 key prefix of the conversations (``s3`` store).
+        conversation_retention_days: Days a conversation is kept (S3 lifecycle, or memory event expiry).
+        alarm_email: An address the speech alarms notify (through a new SNS topic); empty: none.
+        alarm_topic_arn: An existing SNS topic the speech alarms notify; empty: none.
+        first_chunk_p95_alarm_ms: The first-chunk latency p95 (ms) that raises the alarm.
+        error_rate_alarm_percent: The endpoint error rate (% of requests) that raises the alarm.
+        sessions_alarm_percent: Sessions in use, as % of an instance's limit, that raise the alarm.
     """
 
     speech_model: ModelSpec
@@ -181,6 +194,14 @@ class InfraConfig:
     bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
     agent_runtime_name: str = AGENT_RUNTIME_NAME
     repo_root: Path = REPO_ROOT
+    conversation_store: str = "s3"
+    conversation_prefix: str = "conversations/"
+    conversation_retention_days: int = 30
+    alarm_email: str = ""
+    alarm_topic_arn: str = ""
+    first_chunk_p95_alarm_ms: float = 1500.0
+    error_rate_alarm_percent: float = 5.0
+    sessions_alarm_percent: float = 80.0
 
     def __post_init__(self) -> None:
         """Fill the model's default instance type and validate every field.
@@ -209,6 +230,32 @@ class InfraConfig:
             raise ConfigError(
                 f"AgentCore runtime names are [a-zA-Z][a-zA-Z0-9_]{{0,47}}: {self.agent_runtime_name!r}"
             )
+        if self.conversation_store not in CONVERSATION_STORES:
+            raise ConfigError(
+                f"conversation store must be one of {', '.join(CONVERSATION_STORES)}, "
+                f"got {self.conversation_store!r}"
+            )
+        segments = self.conversation_prefix.split("/")[:-1]
+        if not re.match(r"^[A-Za-z0-9!_.*'()/-]{1,200}/$", self.conversation_prefix) or any(
+            segment in ("", ".", "..") for segment in segments
+        ):
+            raise ConfigError(
+                f"conversation prefix must be S3 key segments ending in '/': {self.conversation_prefix!r}"
+            )
+        if not 1 <= self.conversation_retention_days <= 365:
+            raise ConfigError(
+                f"conversation retention must be 1 to 365 days, got {self.conversation_retention_days}"
+            )
+        if self.alarm_email and not re.match(r"^[^@\s]+@[^@\s]+\.[^@\s]+$", self.alarm_email):
+            raise ConfigError(f"not an email address: {self.alarm_email!r}")
+        if self.alarm_topic_arn and not re.match(
+            r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$", self.alarm_topic_arn
+        ):
+            raise ConfigError(f"not an SNS topic ARN: {self.alarm_topic_arn!r}")
+        if self.first_chunk_p95_alarm_ms <= 0 or not 0 < self.error_rate_alarm_percent <= 100:
+            raise ConfigError("alarm thresholds must be positive (error rate at most 100%)")
+        if not 0 < self.sessions_alarm_percent <= 100:
+            raise ConfigError(f"sessions alarm must be in (0, 100] %, got {self.sessions_alarm_percent}")
         for key in self.container_environment:
             if not _ENV_NAME.match(key):
                 raise ConfigError(f"not an environment variable name: {key!r}")
@@ -227,7 +274,10 @@ class InfraConfig:
         """Read settings from CDK context (``cdk -c key=value`` gives strings, ``cdk.json`` gives JSON).
 
         Keys: ``speech_model``, ``instance_type``, ``min_instances``, ``max_instances``,
-        ``target_concurrency``, ``network_isolation``, ``bedrock_model_id``, ``repo_root``.
+        ``target_concurrency``, ``network_isolation``, ``bedrock_model_id``, ``repo_root``,
+        ``conversation_store``, ``conversation_prefix``, ``conversation_retention_days``, ``alarm_email``,
+        ``alarm_topic_arn``, ``first_chunk_p95_alarm_ms``, ``error_rate_alarm_percent``,
+        ``sessions_alarm_percent``.
 
         Args:
             context: The context values; missing keys take the defaults.
@@ -254,6 +304,16 @@ class InfraConfig:
             values["bedrock_model_id"] = str(context["bedrock_model_id"])
         if context.get("repo_root"):
             values["repo_root"] = Path(str(context["repo_root"])).resolve()
+        for key in ("conversation_store", "conversation_prefix", "alarm_email", "alarm_topic_arn"):
+            if context.get(key):
+                values[key] = str(context[key])
+        if context.get("conversation_retention_days") is not None:
+            values["conversation_retention_days"] = _as_int(
+                context["conversation_retention_days"], "conversation_retention_days"
+            )
+        for key in ("first_chunk_p95_alarm_ms", "error_rate_alarm_percent", "sessions_alarm_percent"):
+            if context.get(key) is not None:
+                values[key] = _as_float(context[key], key)
         config = cls(**values)
         logger.debug(
             "model=<%s>, instance_type=<%s> | config read", config.speech_model.name, config.instance_type

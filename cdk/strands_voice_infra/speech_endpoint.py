@@ -13,6 +13,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from .config import VARIANT_NAME, InfraConfig, image_excludes, is_gpu_instance
+from .monitoring import SpeechMonitoring, endpoint_metrics_environment
 from .nag import suppress
 
 __all__ = [
@@ -64,6 +65,7 @@ class SpeechEndpointStack(Stack):
         endpoint_config: The EndpointConfig.
         endpoint: The Endpoint.
         scalable_target: The Application Auto Scaling target of the variant's instance count.
+        monitoring: The dashboard and alarms (:mod:`strands_voice_infra.monitoring`).
     """
 
     def __init__(
@@ -121,7 +123,11 @@ class SpeechEndpointStack(Stack):
                         s3_uri=model_data_uri, s3_data_type="S3Prefix", compression_type="None"
                     )
                 ),
-                environment=dict(config.container_environment) or None,
+                # EMF metrics on (named after the endpoint) unless the configured environment says otherwise.
+                environment={
+                    **endpoint_metrics_environment(spec.endpoint_name),
+                    **config.container_environment,
+                },
             ),
         )
         self.model.node.add_dependency(pull_policy)  # the role must be able to pull before SageMaker tries
@@ -180,6 +186,8 @@ class SpeechEndpointStack(Stack):
                 )
             ),
         )
+
+        self.monitoring = SpeechMonitoring(self, "Monitoring", config=config)
 
         endpoint_arn = self.format_arn(
             service="sagemaker", resource="endpoint", resource_name=spec.endpoint_name

@@ -9,6 +9,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -18,6 +19,13 @@ from strands_voice_protocol.wire import BIDI_PATH
 
 from kokoro_endpoint.engines import Engine
 from kokoro_endpoint.invocations import invocations
+from kokoro_endpoint.metrics import (
+    DEFAULT_INTERVAL_S,
+    EndpointMetrics,
+    MetricsMiddleware,
+    metrics_from_env,
+    report_every,
+)
 from kokoro_endpoint.openai_api import openai_routes, voice_list
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
@@ -83,7 +91,12 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
         state.capacity.release()
 
 
-def create_app(engine: Engine | None = None, settings: Settings | None = None) -> Starlette:
+def create_app(
+    engine: Engine | None = None,
+    settings: Settings | None = None,
+    metrics: EndpointMetrics | None = None,
+    metrics_interval_s: float = DEFAULT_INTERVAL_S,
+) -> Starlette:
     """Build the endpoint app.
 
     Args:
@@ -91,11 +104,15 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
             None, ``settings.engine`` is loaded in the background after startup and ``/ping`` answers 503
             until it is ready (what SageMaker expects while a model loads).
         settings: Limits; defaults to :class:`Settings`.
+        metrics: Where the CloudWatch metrics go (:mod:`kokoro_endpoint.metrics`); None: as
+            ``KOKORO_METRICS`` says (off unless ``emf``).
+        metrics_interval_s: Seconds between the interval metrics (sessions, queued steps, errors).
 
     Returns:
         The Starlette app.
     """
     state = EndpointState(settings=settings or Settings(), engine=engine)
+    metrics = metrics if metrics is not None else metrics_from_env()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -105,11 +122,15 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
             await state.load()
         else:
             loader = asyncio.create_task(state.load(), name="engine-load")
+        reporting = (
+            [] if metrics is None else [asyncio.create_task(report_every(metrics, state, metrics_interval_s))]
+        )
         try:
             yield
         finally:
             if loader is not None:
                 await cancel_and_wait([loader], grace_s=1.0)
+            await cancel_and_wait(reporting, grace_s=1.0)
             state.scheduler.shutdown()
 
     app = Starlette(
@@ -121,6 +142,9 @@ def create_app(engine: Engine | None = None, settings: Settings | None = None) -
             *openai_routes(),
         ],
         lifespan=lifespan,
+        middleware=[]
+        if metrics is None
+        else [Middleware(MetricsMiddleware, metrics=metrics, max_frame_bytes=state.settings.max_frame_bytes)],
     )
     app.state.endpoint = state
     return app

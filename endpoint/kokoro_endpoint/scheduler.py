@@ -54,6 +54,11 @@ class SynthesisScheduler:
         """Wrap a segment iterator so its steps run here."""
         return SegmentStream(self._executor, iterator)
 
+    @property
+    def queued_steps(self) -> int:
+        """Steps submitted and not yet started (waiting for a worker)."""
+        return self._executor._work_queue.qsize()
+
     def shutdown(self) -> None:
         """Drop queued steps; a running step finishes on its thread."""
         self._executor.shutdown(wait=False, cancel_futures=True)

@@ -37,6 +37,11 @@ class EndpointState:
     def __post_init__(self) -> None:
         self.capacity = Capacity(self.settings.max_sessions)
 
+    def gauges(self) -> tuple[int, int, int]:
+        """Sessions in use, their limit and synthesis steps waiting (the interval metrics)."""
+        queued = self.scheduler.queued_steps if self.scheduler is not None else 0
+        return self.capacity.in_use, self.capacity.limit, queued
+
     async def load(self) -> None:
         """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done."""
         try:

@@ -485,6 +485,11 @@ def test_runtime_points_at_the_endpoint_and_model(agent_synth: Any) -> None:
                 },
                 "BEDROCK_MODEL_ID": "us.anthropic.claude-haiku-4-5-20251001-v1:0",
                 "AWS_REGION": {"Ref": "AWS::Region"},
+                "AGENT_METRICS": "emf",
+                "AGENT_METRICS_SERVICE": "strands_voice_agent",
+                "CONVERSATION_STORE": "s3",
+                "CONVERSATION_BUCKET": Match.any_value(),
+                "CONVERSATION_PREFIX": "conversations/",
             },
         },
     )

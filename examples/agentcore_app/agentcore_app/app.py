@@ -49,6 +49,7 @@ from .config import (
     system_prompt_from_env,
     tts_url_from_env,
 )
+from .metrics import AnswerMetrics, measured, metrics_from_env
 from .payload import MAX_PROMPT_CHARS, PayloadError, VoiceRequest, parse_payload
 
 __all__ = ["STATIC_DIR", "VoiceAgentCoreApp", "create_app", "error_event"]
@@ -203,6 +204,7 @@ def create_app(
     static_dir: str | Path | None = None,
     max_prompt_chars: int = MAX_PROMPT_CHARS,
     silence_timeout: float | None = None,
+    metrics: AnswerMetrics | None = None,
 ) -> VoiceAgentCoreApp:
     """Build the app.
 
@@ -216,6 +218,8 @@ def create_app(
         silence_timeout: Seconds the TTS endpoint may stay silent while audio is owed before speech is
             given up (an ``error`` event); ``TTS_SILENCE_TIMEOUT_S`` or 20 s when None. A CPU endpoint on
             a busy machine needs more.
+        metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
+            ``AGENT_METRICS`` says (off unless ``emf``).
 
     Returns:
         The app, ready for uvicorn (``/invocations``, ``/ping``, ``/``, ``/static``).
@@ -230,6 +234,7 @@ def create_app(
     if model is None:
         model = model_spec_from_env()
     resolved_silence_timeout = silence_timeout_from_env() if silence_timeout is None else silence_timeout
+    answer_metrics = metrics if metrics is not None else metrics_from_env()
     # One model for every request: a Strands model holds no conversation; the agent does.
     shared_model = create_model(model) if isinstance(model, str) else model
 
@@ -282,6 +287,8 @@ def create_app(
         )
         voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
         answer = stream_answer(request, request_id, voice)
+        if answer_metrics is not None:
+            answer = measured(answer, answer_metrics)
         # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
         app.on_disconnect(answer, voice.interrupt)
         return answer
