@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -81,6 +81,8 @@ class VoiceOptions:
         normalize: False reads the text as written (no abbreviation/symbol expansion at the endpoint);
             None: the endpoint's default (on).
         timestamps: True asks for word timings: a ``words`` event per synthesized segment.
+        lang: The language letter the endpoint reads the text in (None: the voice's).
+        lexicon: ``{"word": "phonemes"}`` (Kokoro's phoneme alphabet) for every sentence.
     """
 
     voice: str | None = None
@@ -89,6 +91,8 @@ class VoiceOptions:
     mode: Mode = "bidi"
     normalize: bool | None = None
     timestamps: bool = False
+    lang: str | None = None
+    lexicon: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -257,6 +261,8 @@ class Speaker:
                     request_id=rid,
                     normalize=self.options.normalize,
                     timestamps=self.options.timestamps or None,
+                    lang=self.options.lang,
+                    lexicon=self.options.lexicon,
                 )
                 return
             except TTSError as error:

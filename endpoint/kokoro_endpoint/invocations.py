@@ -133,6 +133,7 @@ async def _segments(
             settings.silence,
             normalize=job.normalize,
             timestamps=job.timestamps,
+            reading=job.reading,
         )
     )
     try:

@@ -11,13 +11,16 @@ __all__ = [
     "AUDIO_FORMATS",
     "CODEC_FORMATS",
     "MIME_TYPES",
+    "TELEPHONY_FORMATS",
     "AudioEncoder",
     "StreamEncoderBase",
     "missing_extra",
 ]
 
 #: The formats of the wire protocol (Leg 1 ``format``, the Leg 3 payload's ``format``).
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac", "mulaw", "alaw")
+#: The phone-line formats (G.711 at 8 kHz, one byte a sample): every other format is at 24 kHz.
+TELEPHONY_FORMATS: Final = ("mulaw", "alaw")
 #: Every format :func:`~strands_voice_protocol.audio.create_encoder` makes: the protocol's plus ``flac``
 #: (OpenAI-compatible route only).
 CODEC_FORMATS: Final = (*AUDIO_FORMATS, "flac")
@@ -28,12 +31,14 @@ MIME_TYPES: Final[dict[str, str]] = {
     "opus": "audio/ogg;codecs=opus",
     "aac": "audio/aac",
     "flac": "audio/flac",
+    "mulaw": "audio/PCMU;rate=8000",
+    "alaw": "audio/PCMA;rate=8000",
 }
 
 
 @runtime_checkable
 class AudioEncoder(Protocol):
-    """A streaming encoder from pcm16 (24 kHz mono) to one of :data:`CODEC_FORMATS`."""
+    """A streaming encoder from pcm16 (24 kHz mono) to one of :data:`CODEC_FORMATS` (G.711 at 8 kHz)."""
 
     format: str
     mime_type: str
