@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, create_encoder, format_sample_rate
 from strands_voice_protocol.chunker import split_sentences
 from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
@@ -384,7 +384,11 @@ class Speaker:
         elif isinstance(event, RequestStarted):
             if not self.audio_started:
                 self.audio_started = True
-                self._emit(self.builder.audio_start(format=self.options.format, sample_rate=SAMPLE_RATE))
+                self._emit(
+                    self.builder.audio_start(
+                        format=self.options.format, sample_rate=format_sample_rate(self.options.format)
+                    )
+                )
         elif isinstance(event, RequestCompleted):
             index, text = self._sentences.pop(event.request_id, (self._last_sentence, ""))
             duration = self._request_bytes.pop(event.request_id, 0) / BYTES_PER_SECOND

@@ -1,17 +1,22 @@
 """Heard by offline Whisper: Japanese, a lexicon word, a voice blend, and G.711 for phone lines.
 
-Whisper is slow on a shared CPU: one model (the session fixture), four short clips.
+Whisper is slow on a shared CPU: one model (the session fixture), five short clips.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
+import wave
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 import openai
+import pytest
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import MIME_TYPES, decode_audio, pcm16_to_float32
@@ -20,12 +25,16 @@ from strands_voice_protocol.audio import MIME_TYPES, decode_audio, pcm16_to_floa
 JAPANESE = ["私は毎朝コーヒーを飲みます。", "駅までの道を教えてください。", "この本はとても面白かったです。"]
 
 
-def _heard(model: Any, pcm: bytes, language: str) -> str:
-    """What Whisper hears in 24 kHz pcm16 (resampled to the 16 kHz it takes, after a short lead-in)."""
+def _at_16k(pcm: bytes) -> npt.NDArray[np.float32]:
+    """24 kHz pcm16 as the 16 kHz float32 Whisper takes."""
     audio = pcm16_to_float32(pcm)
     count = audio.size * 2 // 3
-    at_16k = np.interp(np.arange(count) * 1.5, np.arange(audio.size), audio).astype(np.float32)
-    padded = np.concatenate([np.zeros(4_800, dtype=np.float32), at_16k])
+    return np.interp(np.arange(count) * 1.5, np.arange(audio.size), audio).astype(np.float32)
+
+
+def _heard(model: Any, pcm: bytes, language: str) -> str:
+    """What Whisper hears in 24 kHz pcm16 (after a short lead-in: it hears speech at t=0 less well)."""
+    padded = np.concatenate([np.zeros(4_800, dtype=np.float32), _at_16k(pcm)])
     segments, _info = model.transcribe(padded, language=language, beam_size=1)
     return " ".join(segment.text for segment in segments)
 
@@ -91,3 +100,30 @@ def test_openai_sdk_speaks_a_blend_in_mulaw(endpoint_server: RunningServer, whis
     assert abs(samples.size / 24_000 - seconds) < 0.05
     heard = _words(_heard(whisper_model, decode_audio(data, "mulaw"), "en"))
     assert {"weather", "lovely", "today"} <= set(heard), heard
+
+
+def test_demo_with_a_japanese_voice_speaks_the_japanese_answer(
+    tmp_path: Path, onnx_engine: Any, whisper_model: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from strands_voice_tools import demo
+    from strands_voice_tools.demo import stack as demo_stack
+
+    monkeypatch.setattr(demo_stack, "load_tts_engine", lambda: onnx_engine)
+    parser = argparse.ArgumentParser()
+    demo.add_arguments(parser)
+    # A short Japanese answer keeps the clip short (tests/app/test_app_demo_language.py checks that the demo
+    # picks the scripted model's own Japanese answer for a Japanese voice).
+    answer = quote("プレミアムプランは月額二十四ドルです。いつでも解約できます。")
+    fast = f"scripted?text={answer}&first_sentence_s=0.2&total_s=0.8"
+    args = parser.parse_args(
+        ["--model", fast, "--voice", "jf_alpha", "--mode", "bidi", "--out", str(tmp_path)]
+    )
+    assert demo.run(args) == 0
+    with wave.open(str(tmp_path / "bidi.wav"), "rb") as wav:
+        pcm = wav.readframes(min(wav.getnframes(), 6 * 24_000))  # the first sentence or so
+    segments, info = whisper_model.transcribe(
+        np.concatenate([np.zeros(4_800, np.float32), _at_16k(pcm)]), beam_size=1
+    )
+    heard = " ".join(segment.text for segment in segments)
+    assert info.language == "ja", (info.language, heard)
+    assert re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", heard), heard

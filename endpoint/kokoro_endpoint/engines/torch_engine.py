@@ -39,6 +39,7 @@ from kokoro_endpoint.engines.weights import (
 )
 from kokoro_endpoint.g2p import offline_misaki_g2p
 from kokoro_endpoint.text import locate, split_sentences
+from kokoro_endpoint.voices import parse_voice, unknown_part
 
 __all__ = [
     "DEFAULT_TORCH_VOICE",
@@ -222,12 +223,31 @@ class TorchEngine:
 
     def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
         """Like :meth:`synthesize`, with each segment's phoneme durations (KModel's ``pred_dur``)."""
-        path = self._voice_files.get(voice)
-        if path is None:
-            raise ValueError("unknown voice")
-        return self._segments(text, str(path), speed)
+        return self._segments(text, self._voice(voice), speed)
 
-    def _segments(self, text: str, voice_file: str, speed: float) -> Iterator[SpeechSegment]:
+    def _voice(self, voice: str) -> Any:
+        """What ``KPipeline`` takes as the voice: a ``.pt`` path, or a blend's weighted-mean style pack.
+
+        Raises:
+            ValueError: an unknown voice (or part).
+        """
+        path = self._voice_files.get(voice)
+        if path is not None:
+            return str(path)
+        try:
+            parts = parse_voice(voice)
+        except ValueError:
+            raise ValueError("unknown voice") from None
+        if unknown_part(parts, self.voices) is not None:
+            raise ValueError("unknown voice")
+        # KPipeline caches each pack (CPU float tensors); a tensor voice is used as it is.
+        packs = {
+            part.name: self._pipeline.load_single_voice(str(self._voice_files[part.name])) for part in parts
+        }
+        total = sum(part.weight for part in parts)
+        return sum(packs[part.name] * (part.weight / total) for part in parts)
+
+    def _segments(self, text: str, voice_file: Any, speed: float) -> Iterator[SpeechSegment]:
         vocabulary = getattr(self._pipeline.model, "vocab", {})
         text_cursor = 0
         for sentence in split_sentences(text):

@@ -31,6 +31,7 @@ from strands_voice_protocol.audio.encoder import (
     MIME_TYPES,
     TELEPHONY_FORMATS,
     AudioEncoder,
+    format_sample_rate,
 )
 from strands_voice_protocol.audio.factory import create_encoder
 from strands_voice_protocol.audio.flac import FlacEncoder
@@ -74,6 +75,7 @@ __all__ = [
     "create_encoder",
     "decode_audio",
     "float32_to_pcm16",
+    "format_sample_rate",
     "mp3_frame_size",
     "pcm16_to_float32",
     "pcm16_to_wav",

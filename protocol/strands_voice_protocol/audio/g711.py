@@ -14,14 +14,11 @@ import numpy as np
 import numpy.typing as npt
 
 from strands_voice_protocol.audio.downsample import Decimator
-from strands_voice_protocol.audio.encoder import MIME_TYPES, StreamEncoderBase
+from strands_voice_protocol.audio.encoder import G711_RATE, MIME_TYPES, StreamEncoderBase
 from strands_voice_protocol.audio.pcm import SAMPLE_RATE, pcm16_to_float32
 from strands_voice_protocol.errors import AudioEncodingError
 
 __all__ = ["G711_RATE", "AlawEncoder", "MulawEncoder", "alaw_encode", "mulaw_encode"]
-
-#: The sample rate of G.711 on phone lines.
-G711_RATE: Final = 8_000
 
 _MULAW_BIAS: Final = 0x84
 _MULAW_CLIP: Final = 32_635
