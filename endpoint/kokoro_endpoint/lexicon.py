@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -55,7 +55,7 @@ class Lexicon(Mapping[str, str]):
             raise KeyError(word)
         return found
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         return iter(self._exact)
 
     def __len__(self) -> int:

@@ -214,3 +214,19 @@ def test_the_torch_engine_speaks_blends(torch_engine: Any, model_dir: Path) -> N
     assert not np.array_equal(np.concatenate(blend), np.concatenate(plain))
     with pytest.raises(ValueError, match="unknown voice"):
         list(torch_engine.synthesize("Hello.", "af_small+nobody", 1.0))
+
+
+def test_the_torch_engine_reads_languages_and_lexicons(torch_engine: Any) -> None:
+    from kokoro_endpoint.languages import Reading
+    from kokoro_endpoint.lexicon import Lexicon
+
+    assert {"a", "b", "j"} <= torch_engine.languages and "ˈ" in torch_engine.phonemes
+    lexicon = Lexicon({"wide": "pˈOtəto"})
+    (segment,) = list(
+        torch_engine.synthesize_timed("Hello wide world.", "am_small", 1.0, Reading("a", lexicon))
+    )
+    assert segment.timing is not None
+    assert [(t.text, t.phonemes) for t in segment.timing.tokens][1] == ("wide", "pˈOtəto")
+    assert "pˈOtəto" in segment.timing.phonemes
+    japanese = list(torch_engine.synthesize("今日はいい天気です。", "am_small", 1.0, Reading("j")))
+    assert japanese and all(audio.size for audio in japanese)

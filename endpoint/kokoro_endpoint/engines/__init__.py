@@ -112,12 +112,13 @@ class TimedEngine(Engine, Protocol):
 
 
 @runtime_checkable
-class ReadingEngine(StreamingEngine, Protocol):
-    """A streaming engine that reads more than American English and takes a lexicon.
+class ReadingEngine(Engine, Protocol):
+    """An engine that reads more than American English and takes a lexicon.
 
-    Its :meth:`stream` (and ``synthesize``) take a keyword ``reading``
-    (:class:`~kokoro_endpoint.languages.Reading`: the language and the lexicon). An engine that is not one
-    reads American English (or whatever its own G2P reads) and takes no lexicon.
+    Each of its synthesis methods (``synthesize`` and, where it has them, ``stream`` and
+    ``synthesize_timed``) takes a keyword ``reading`` (:class:`~kokoro_endpoint.languages.Reading`: the
+    language and the lexicon; None: American English). An engine that is not one reads American English
+    (or whatever its own G2P reads) and takes no lexicon.
 
     Attributes:
         languages: The language letters it reads.
@@ -126,12 +127,6 @@ class ReadingEngine(StreamingEngine, Protocol):
 
     languages: frozenset[str]
     phonemes: frozenset[str]
-
-    def stream(
-        self, text: str, voice: str, speed: float, reading: Reading | None = None
-    ) -> Iterator[SpeechPiece]:
-        """Like :meth:`StreamingEngine.stream`, read as ``reading`` says (None: American English)."""
-        ...
 
 
 def speech_pieces(
@@ -144,14 +139,13 @@ def speech_pieces(
     ``synthesis_job``). Closing this generator closes the engine's.
     """
     pieces: Iterator[SpeechPiece]
-    if isinstance(engine, ReadingEngine):
-        pieces = engine.stream(text, voice, speed, reading=reading)
-    elif isinstance(engine, StreamingEngine):
-        pieces = engine.stream(text, voice, speed)
+    read = {"reading": reading} if isinstance(engine, ReadingEngine) else {}
+    if isinstance(engine, StreamingEngine):
+        pieces = engine.stream(text, voice, speed, **read)
     elif isinstance(engine, TimedEngine):
-        pieces = _whole_pieces(engine.synthesize_timed(text, voice, speed))
+        pieces = _whole_pieces(engine.synthesize_timed(text, voice, speed, **read))
     else:
-        pieces = _whole_pieces(engine.synthesize(text, voice, speed))
+        pieces = _whole_pieces(engine.synthesize(text, voice, speed, **read))
     try:
         yield from pieces
     finally:
