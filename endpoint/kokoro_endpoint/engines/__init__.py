@@ -202,7 +202,7 @@ def synthesize_segments(
     Args:
         engine: The loaded engine.
         text: The request's text, as the client sent it.
-        voice: One of the engine's voices.
+        voice: One of the engine's voices, or a blend of them.
         speed: Speaking rate.
         clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
         silence: How to shape silence; None (or ``trim=False``) sends the engine's audio as it is.
