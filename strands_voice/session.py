@@ -46,7 +46,7 @@ import itertools
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final
@@ -194,6 +194,8 @@ class _Request:
     speed: float | None
     normalize: bool | None = None
     timestamps: bool | None = None
+    lang: str | None = None
+    lexicon: Mapping[str, str] | None = None
     wire_id: str | None = None  # the id it was last sent under (None: not sent on this connection)
     generation: int = -1  # the connection it was last sent on
     attempts: int = 0
@@ -342,6 +344,8 @@ class TTSSession:
         speed: float | None = None,
         normalize: bool | None = None,
         timestamps: bool | None = None,
+        lang: str | None = None,
+        lexicon: Mapping[str, str] | None = None,
     ) -> str:
         """Send one text chunk for synthesis at once (earlier requests' audio is not waited for).
 
@@ -354,6 +358,8 @@ class TTSSession:
             speed: The speed; the session's default when None.
             normalize: False reads the text as written; None leaves the endpoint's default (true).
             timestamps: True asks for :class:`WordsReceived` events before each segment's audio.
+            lang: The language letter (``a``, ``j``, ...); None: the voice's.
+            lexicon: ``{"word": "phonemes"}`` for this request.
 
         Returns:
             The request id; its events carry it.
@@ -370,6 +376,8 @@ class TTSSession:
             speed if speed is not None else self.speed,
             normalize=normalize,
             timestamps=timestamps,
+            lang=lang,
+            lexicon=lexicon,
         )
         # Owed from before the send: the answer may arrive before send() returns. The silence clock
         # starts when audio becomes owed.
@@ -451,6 +459,8 @@ class TTSSession:
             normalize=request.normalize,
             timestamps=request.timestamps,
             skip_samples=None if request.seam is None else request.seam.skip_samples,
+            lang=request.lang,
+            lexicon=request.lexicon,
         )
         await self.transport.send(encode_client_message(message))
 

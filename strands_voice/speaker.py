@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, SAMPLE_RATE, create_encoder
+from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, create_encoder, format_sample_rate
 from strands_voice_protocol.chunker import split_sentences
 from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
@@ -81,6 +81,8 @@ class VoiceOptions:
         normalize: False reads the text as written (no abbreviation/symbol expansion at the endpoint);
             None: the endpoint's default (on).
         timestamps: True asks for word timings: a ``words`` event per synthesized segment.
+        lang: The language letter the endpoint reads the text in (None: the voice's).
+        lexicon: ``{"word": "phonemes"}`` (Kokoro's phoneme alphabet) for every sentence.
     """
 
     voice: str | None = None
@@ -89,6 +91,8 @@ class VoiceOptions:
     mode: Mode = "bidi"
     normalize: bool | None = None
     timestamps: bool = False
+    lang: str | None = None
+    lexicon: Mapping[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -257,6 +261,8 @@ class Speaker:
                     request_id=rid,
                     normalize=self.options.normalize,
                     timestamps=self.options.timestamps or None,
+                    lang=self.options.lang,
+                    lexicon=self.options.lexicon,
                 )
                 return
             except TTSError as error:
@@ -378,7 +384,11 @@ class Speaker:
         elif isinstance(event, RequestStarted):
             if not self.audio_started:
                 self.audio_started = True
-                self._emit(self.builder.audio_start(format=self.options.format, sample_rate=SAMPLE_RATE))
+                self._emit(
+                    self.builder.audio_start(
+                        format=self.options.format, sample_rate=format_sample_rate(self.options.format)
+                    )
+                )
         elif isinstance(event, RequestCompleted):
             index, text = self._sentences.pop(event.request_id, (self._last_sentence, ""))
             duration = self._request_bytes.pop(event.request_id, 0) / BYTES_PER_SECOND

@@ -61,7 +61,8 @@ async def ping(request: Request) -> Response:
 
 
 async def voices(request: Request) -> Response:
-    """``GET /voices``: ``{"voices": [...], "default": name}``, what a request's ``voice`` may name."""
+    """``GET /voices``: ``{"voices": [...], "default": name, "languages": [...]}``: what a request's
+    ``voice`` may name (or blend) and the ``lang`` letters it may ask for."""
     state: EndpointState = request.app.state.endpoint
     if not state.ready or state.engine is None:
         return JSONResponse({"status": "loading"}, status_code=503)

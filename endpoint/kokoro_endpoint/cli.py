@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -13,6 +14,7 @@ from strands_voice_protocol.errors import MissingDependencyError
 
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines import ENGINE_KINDS
+from kokoro_endpoint.lexicon import load_lexicon_file
 from kokoro_endpoint.settings import Settings
 
 PROG = "kokoro-endpoint"
@@ -46,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="synthesize sentences longer than this phrase by phrase (default %(default)s; 0: whole)",
     )
     parser.add_argument(
+        "--lexicon",
+        type=Path,
+        default=os.environ.get("KOKORO_LEXICON") or None,
+        help='a JSON file of {"word": "phonemes"} every request reads with (default $KOKORO_LEXICON)',
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     return parser
@@ -61,6 +69,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_text_chars=args.max_text_chars,
         idle_timeout_s=args.idle_timeout,
         clause_chars=args.clause_chars or None,
+        lexicon=load_lexicon_file(args.lexicon) if args.lexicon else {},
     )
 
 

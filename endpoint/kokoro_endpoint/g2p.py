@@ -11,11 +11,13 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from strands_voice_protocol.errors import MissingDependencyError
+
+from kokoro_endpoint.lexicon import Lexicon, apply_to_tokens
 
 __all__ = ["EnglishG2P", "load_spacy_english", "offline_misaki_g2p"]
 
@@ -36,6 +38,11 @@ def load_spacy_english() -> Any:
     with warnings.catch_warnings():
         # spaCy's torch-backed plugins use the deprecated torch.jit.script at import time.
         warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.*", category=FutureWarning)
+        # spaCy's Japanese support (imported by its plugins once sudachipy is installed, for the Japanese
+        # reader) calls sudachipy's deprecated Dictionary.create().
+        warnings.filterwarnings(
+            "ignore", message=r"Dictionary\.create\(\) is deprecated", category=DeprecationWarning
+        )
         import spacy
 
         if spacy.util.is_package("en_core_web_sm"):
@@ -122,8 +129,12 @@ class EnglishG2P:
         """Phonemize one sentence (or any text)."""
         return self.with_tokens(text)[0]
 
-    def with_tokens(self, text: str) -> tuple[str, list[Any]]:
+    def with_tokens(self, text: str, lexicon: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
         """Phonemize one sentence and keep misaki's tokens.
+
+        Args:
+            text: The sentence (misaki's inline ``[word](/phonemes/)`` works in it).
+            lexicon: Words read as their phonemes say (a token whose text is a word gets its phonemes).
 
         Returns:
             The phoneme string (each token's phonemes then its whitespace, in order) and the tokens
@@ -131,4 +142,8 @@ class EnglishG2P:
         """
         with self._lock:
             phonemes, tokens = self._g2p(text)
-        return str(phonemes or ""), list(tokens)
+        tokens = list(tokens)
+        if lexicon and apply_to_tokens(tokens, lexicon if isinstance(lexicon, Lexicon) else Lexicon(lexicon)):
+            # As misaki joins them (its unknown-word mark is "" here).
+            phonemes = "".join((token.phonemes or "") + token.whitespace for token in tokens)
+        return str(phonemes or ""), tokens

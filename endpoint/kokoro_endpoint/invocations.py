@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
-from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder
+from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder, format_sample_rate
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
 from strands_voice_protocol.events import SynthesisEventBuilder
 from strands_voice_protocol.frames import (
@@ -133,6 +133,7 @@ async def _segments(
             settings.silence,
             normalize=job.normalize,
             timestamps=job.timestamps,
+            reading=job.reading,
         )
     )
     try:
@@ -186,7 +187,9 @@ async def _sse_body(
     sent = 0
     pcm_bytes = 0
     skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
-    yield encode_sse(events.audio_start(format=encoder.format, sample_rate=engine.sample_rate))
+    yield encode_sse(
+        events.audio_start(format=encoder.format, sample_rate=format_sample_rate(encoder.format))
+    )
     try:
         async for segment in _segments(job, engine, scheduler, settings):
             kept, words = skip.take_segment(to_pcm16(segment.audio), segment.words)

@@ -6,12 +6,15 @@ same validation and limits (:func:`~kokoro_endpoint.synthesis_job.validate_synth
 stream and capacity slot, the library's encoders; only the request and error shapes are OpenAI's.
 
 * ``response_format``: ``mp3`` | ``opus`` (Ogg) | ``aac`` (ADTS) | ``flac`` | ``wav`` | ``pcm`` (raw s16le,
-  24 kHz, mono, as OpenAI's ``pcm``). Default ``mp3``, as OpenAI's.
+  24 kHz, mono, as OpenAI's ``pcm``); as extensions for phone lines ``mulaw`` | ``alaw`` (G.711, 8 kHz, no
+  header). Default ``mp3``, as OpenAI's.
 * ``stream_format``: ``audio`` (the encoded bytes, streamed from the first segment) or ``sse``
   (``data: {"type": "speech.audio.delta", "audio": <base64>}`` events, then one
   ``{"type": "speech.audio.done", "usage": {...}}``; Kokoro counts no tokens, so usage is zeros).
-* ``voice``: one of the engine's voices, a ``{"id": ...}`` object naming one, or one of OpenAI's built-in
-  names (``alloy``, ``nova``, ...), which the endpoint has no voice for and speaks with its default voice.
+* ``voice``: one of the engine's voices or a blend (``a+b``, ``a(2)+b(1)``), a ``{"id": ...}`` object
+  naming one, or one of OpenAI's built-in names (``alloy``, ``nova``, ...), which the endpoint has no
+  voice for and speaks with its default voice.
+* Extensions: ``lang`` (a Kokoro language letter) and ``lexicon`` (``{"word": "phonemes"}``), as on Leg 1.
 * ``model``: one of :data:`MODELS` (``kokoro``, or OpenAI's TTS model names, all served by Kokoro-82M).
 * Errors: ``{"error": {"message", "type", "param", "code"}}`` with OpenAI's status codes: 400
   ``invalid_request_error``, 404 for an unknown model, 413 for a body over the limit, 503 while the model
@@ -30,11 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from strands_voice_protocol.audio import create_encoder
-from strands_voice_protocol.errors import MissingDependencyError
-from strands_voice_protocol.frames import ErrorFrame, Synthesize
+from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
+from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_lexicon
 from strands_voice_protocol.sse import encode_sse
 
-from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.engines import Engine, ReadingEngine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
 from kokoro_endpoint.invocations import _binary_body, _read_body, _SlotResponse
@@ -55,6 +58,8 @@ RESPONSE_FORMATS: Final[dict[str, str]] = {
     "flac": "flac",
     "wav": "wav",
     "pcm": "pcm16",
+    "mulaw": "mulaw",
+    "alaw": "alaw",
 }
 STREAM_FORMATS: Final = ("audio", "sse")
 #: OpenAI's built-in voice names: spoken with the engine's default voice (the endpoint has none of them).
@@ -73,6 +78,7 @@ _STATUS_TYPES: Final[dict[int, str]] = {
 _FRAME_ERRORS: Final[dict[str, tuple[int, str | None]]] = {
     "text_too_long": (400, "input"),
     "unknown_voice": (400, "voice"),
+    "unsupported_language": (400, "lang"),
     "invalid_request": (400, None),
     "invalid_json": (400, None),
     "busy": (503, None),
@@ -159,7 +165,14 @@ def _parse(body: bytes, engine: Engine) -> tuple[Synthesize, str, str]:
     stream_format = _field(obj, "stream_format", "audio")
     if stream_format not in STREAM_FORMATS:
         raise _BadRequest("'stream_format' must be 'audio' or 'sse'.", "stream_format")
-    message = Synthesize(text=text, voice=_voice(obj, engine), speed=_speed(obj))
+    lang = obj.get("lang")
+    if lang is not None and not isinstance(lang, str):
+        raise _BadRequest("'lang' must be a language letter such as 'a' or 'j'.", "lang")
+    try:
+        lexicon = decode_lexicon(obj.get("lexicon"))
+    except FrameDecodeError as error:
+        raise _BadRequest(error.message, "lexicon") from None
+    message = Synthesize(text=text, voice=_voice(obj, engine), speed=_speed(obj), lang=lang, lexicon=lexicon)
     return message, RESPONSE_FORMATS[response_format], stream_format
 
 
@@ -216,8 +229,10 @@ async def _sse_body(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
 
 
 def voice_list(engine: Engine) -> dict[str, Any]:
-    """The engine's voices: ``{"voices": [...], "default": name}`` (sorted)."""
-    return {"voices": sorted(engine.voices), "default": engine.default_voice}
+    """The engine's base voices and the languages it reads: ``{"voices": [...], "default": name,
+    "languages": [...]}`` (sorted). Blends of the voices (``a+b``, ``a(2)+b(1)``) are accepted too."""
+    languages = engine.languages if isinstance(engine, ReadingEngine) else frozenset({"a"})
+    return {"voices": sorted(engine.voices), "default": engine.default_voice, "languages": sorted(languages)}
 
 
 async def voices(request: Request) -> Response:

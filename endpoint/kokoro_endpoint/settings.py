@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,8 @@ class Settings:
         silence: How each segment's own silence is trimmed and which pauses are inserted
             (:class:`~kokoro_endpoint.silence.SilencePolicy`); a WebSocket session may override the
             pauses with query parameters (``?sentence_pause_ms=400&clause_pause_ms=100&trim=0``).
+        lexicon: The deployment's pronunciations (``KOKORO_LEXICON``, a JSON file: ``{"word": "phonemes"}``),
+            under every request's own ``lexicon``.
     """
 
     engine: str = "auto"
@@ -58,6 +61,7 @@ class Settings:
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS
     silence: SilencePolicy = field(default_factory=SilencePolicy)
+    lexicon: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def torch_device(self) -> str | None:

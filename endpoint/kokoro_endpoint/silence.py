@@ -29,9 +29,9 @@ from strands_voice_protocol.errors import ConfigurationError
 
 __all__ = ["SESSION_PARAMETERS", "SegmentShaper", "SilencePolicy", "pause_after", "session_policy"]
 
-_SENTENCE_END: Final = ".!?…"
-_CLAUSE_END: Final = ",;:—–"
-_CLOSERS: Final = "\"'”’)]»"
+_SENTENCE_END: Final = ".!?…。！？"
+_CLAUSE_END: Final = ",;:—–、，；："
+_CLOSERS: Final = "\"'”’)]»」』）"
 
 
 @dataclass(frozen=True)

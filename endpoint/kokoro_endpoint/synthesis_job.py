@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import ErrorFrame, Synthesize
 
-from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.engines import Engine, ReadingEngine
+from kokoro_endpoint.languages import LANGUAGE_NAMES, Reading, request_language
+from kokoro_endpoint.lexicon import Lexicon, lexicon_problem
 from kokoro_endpoint.settings import Settings
+from kokoro_endpoint.voices import parse_voice, unknown_part
 
 __all__ = ["SynthesisJob", "error_from_decode", "validate_synthesize"]
 
@@ -23,12 +26,13 @@ class SynthesisJob:
     Attributes:
         request_id: The client's id, or a generated uuid4 hex.
         text: What to speak.
-        voice: A voice the engine has.
+        voice: A voice the engine has, or a blend of them.
         speed: Within the configured range.
         received_at: ``time.monotonic()`` when the request arrived (for ``elapsed_s``).
         normalize: Read written forms the way people say them (``"normalize": false`` turns it off).
         timestamps: Send ``word_timestamps`` before each segment's audio.
         skip_samples: Send the audio from this sample on (None: the request named none; 0 sent).
+        reading: The language and the lexicon (the request's over the deployment's).
     """
 
     request_id: str
@@ -39,6 +43,7 @@ class SynthesisJob:
     normalize: bool = True
     timestamps: bool = False
     skip_samples: int | None = None
+    reading: Reading = field(default_factory=Reading)
 
 
 def validate_synthesize(
@@ -47,7 +52,8 @@ def validate_synthesize(
     """Check a decoded synthesize message against the server's limits and the engine's voices.
 
     Returns:
-        The job, or the error frame that answers it (text_too_long, invalid_request, unknown_voice).
+        The job, or the error frame that answers it (text_too_long, invalid_request, unknown_voice,
+        unsupported_language).
     """
     # Errors echo the client's id only: an id it never saw would not help it.
     request_id = message.request_id
@@ -63,10 +69,14 @@ def validate_synthesize(
             request_id,
         )
     voice = message.voice or engine.default_voice
-    if voice not in engine.voices:
+    problem = _voice_problem(voice, engine.voices)
+    if problem is not None:
         shown = ", ".join(sorted(engine.voices)[:12])
         more = ", ..." if len(engine.voices) > 12 else ""
-        return ErrorFrame("unknown_voice", f"Unknown voice. This endpoint has: {shown}{more}.", request_id)
+        return ErrorFrame("unknown_voice", f"{problem} This endpoint has: {shown}{more}.", request_id)
+    reading = _reading(message, voice, engine, settings)
+    if isinstance(reading, ErrorFrame):
+        return reading
     return SynthesisJob(
         request_id=request_id or uuid.uuid4().hex,
         text=message.text,
@@ -76,6 +86,45 @@ def validate_synthesize(
         normalize=message.normalize is not False,
         timestamps=message.timestamps is True,
         skip_samples=message.skip_samples,
+        reading=reading,
+    )
+
+
+def _voice_problem(voice: str, voices: frozenset[str]) -> str | None:
+    """Why ``voice`` (a name or a blend) is not one the engine can speak, or None."""
+    if voice in voices:
+        return None
+    try:
+        parts = parse_voice(voice)
+    except ValueError as error:
+        return str(error)
+    unknown = unknown_part(parts, voices)
+    return None if unknown is None else f"Unknown voice '{unknown}'."
+
+
+def _reading(message: Synthesize, voice: str, engine: Engine, settings: Settings) -> Reading | ErrorFrame:
+    """The request's language and lexicon, or the error frame (unsupported_language, invalid_request)."""
+    lexicon = Lexicon(settings.lexicon, message.lexicon or {})
+    if not isinstance(engine, ReadingEngine):
+        # This engine reads with its own G2P (American English); the inline form still works there.
+        if message.lang not in (None, "a"):
+            return _unsupported(message.lang or "", frozenset({"a"}), message.request_id)
+        if message.lexicon:
+            return ErrorFrame("invalid_request", "This engine takes no 'lexicon'.", message.request_id)
+        return Reading()
+    lang = request_language(message.lang, voice, message.text)
+    if lang not in engine.languages:
+        return _unsupported(lang, engine.languages, message.request_id)
+    problem = lexicon_problem(lexicon, message.text, engine.phonemes)
+    if problem is not None:
+        return ErrorFrame("invalid_request", problem, message.request_id)
+    return Reading(lang, lexicon)
+
+
+def _unsupported(lang: str, languages: frozenset[str], request_id: str | None) -> ErrorFrame:
+    have = ", ".join(f"{letter} ({LANGUAGE_NAMES.get(letter, letter)})" for letter in sorted(languages))
+    return ErrorFrame(
+        "unsupported_language", f"No reader for language '{lang}'. This endpoint reads: {have}.", request_id
     )
 
 

@@ -4,8 +4,8 @@ Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request in
 the chunker's rule (:func:`strands_voice_protocol.chunker.split_sentences`: not after ``Dr.``, ``e.g.`` or
 an initial; here a lowercase word after the dot starts a sentence too), and also at line breaks, so the
 first sentence's audio can be sent while the rest is still being synthesized. A long sentence is then
-split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space) into phrases of about
-``clause_chars`` characters, so its first audio does not wait for the whole sentence (on a CPU a long
+split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space, or ``、`` ``，``) into phrases of
+about ``clause_chars`` characters, so its first audio does not wait for the whole sentence (on a CPU a long
 sentence takes seconds); and a phrase whose phonemes still exceed the model's limit is cut at the best
 boundary found (the way ``KPipeline`` does): sentence punctuation, then clause punctuation, then a
 space, then a hard cut.
@@ -40,8 +40,9 @@ MIN_CLAUSE_CHARS: Final = 16
 MAX_PHONEMES: Final = 510
 
 _BOUNDARIES: Final = (".!?…", ";:", ",—", " ")
-# A clause ends at a comma, semicolon, colon or dash followed by whitespace ("1,000" is not a boundary).
-_CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)")
+# A clause ends at a comma, semicolon, colon or dash followed by whitespace ("1,000" is not a boundary),
+# or at a full-width (CJK) one, which no space follows.
+_CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)|[、，；：]")
 
 
 def split_sentences(text: str) -> list[str]:

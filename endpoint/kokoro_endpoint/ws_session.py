@@ -253,6 +253,7 @@ class BidiSession:
                     self._silence,
                     normalize=job.normalize,
                     timestamps=job.timestamps,
+                    reading=job.reading,
                 )
             )
             while not request.cancelled:

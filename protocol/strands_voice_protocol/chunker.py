@@ -11,7 +11,8 @@ How it decides, in short:
   start with a lowercase letter follow. So decimals, versions, times, URLs, e-mail addresses and file
   names (no whitespace after the dot), and common abbreviations and initials (``Mr.``, ``e.g.``,
   ``U.S.``, ``J. R. R. Tolkien``) do not end a sentence.
-* CJK terminators (``。！？``) end a sentence with no space after them.
+* CJK terminators (``。！？``) end a sentence with no space after them, except inside a quotation the
+  sentence goes on from: ``「はい。」と言った。`` (a closing bracket, then hiragana) is one sentence.
 * A blank line ends a chunk, and so does a newline before or after a Markdown block line (heading, list
   item, block quote, fence, table row, rule).
 * The first chunk of a stream is split at a clause boundary (``,`` ``;`` ``:`` ``—`` ``–`` followed by a
@@ -250,6 +251,12 @@ def ends_with_abbreviation(text: str, next_char: str = "") -> bool:
     return _is_abbreviation(stripped, len(stripped) - 1, next_char)
 
 
+def _quote_continues(s: str, term_end: int, end: int) -> bool:
+    """Whether the CJK terminators ending at ``s[term_end]`` close a quotation the sentence goes on from:
+    closing marks follow them (``s[term_end:end]``), then hiragana (``「はい。」と言った``)."""
+    return term_end < end < len(s) and "\u3041" <= s[end] <= "\u309f"
+
+
 def _ends_before(
     s: str, i: int, term_end: int, next_char: str, lo: int = 0, *, lowercase_continues: bool = True
 ) -> bool:
@@ -300,11 +307,14 @@ def sentence_ends(text: str, *, lowercase_continues: bool = True) -> list[int]:
         k = j
         while k < n and text[k].isspace():
             k += 1
-        ends_here = cjk or (
-            k > j
-            and k < n
-            and _ends_before(text, i, term_end, text[k], start, lowercase_continues=lowercase_continues)
-        )
+        if cjk:
+            ends_here = not _quote_continues(text, term_end, j)
+        else:
+            ends_here = (
+                k > j
+                and k < n
+                and _ends_before(text, i, term_end, text[k], start, lowercase_continues=lowercase_continues)
+            )
         if j < n and has_word and ends_here:
             ends.append(j)
             start, has_word = j, False
@@ -637,7 +647,7 @@ class IncrementalSentenceChunker:
             self._run_end = j
         end = self._run_end
         if cjk:
-            return (True, end)
+            return (not _quote_continues(s, self._run_term_end, end), end)
         if not s[end].isspace():
             return (False, end)  # 3.14, v1.2.3, example.com, a@b.io, main.py, e.g. (inner dot)
         k = j

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal, TypedDict, get_args
 
 from strands_voice_protocol._utf8 import json_utf8
 from strands_voice_protocol.errors import FrameDecodeError
@@ -39,6 +40,7 @@ __all__ = [
     "WordTimestamps",
     "WordTiming",
     "decode_client_message",
+    "decode_lexicon",
     "decode_server_control",
     "decode_server_frame",
     "encode_client_message",
@@ -51,19 +53,27 @@ DEFAULT_FORMAT: Final = "pcm16"
 DEFAULT_SAMPLE_RATE: Final = SAMPLE_RATE
 DEFAULT_CHANNELS: Final = 1
 
-ErrorCode = Literal["invalid_json", "invalid_request", "text_too_long", "unknown_voice", "busy", "internal"]
-ERROR_CODES: Final[frozenset[str]] = frozenset(
-    {"invalid_json", "invalid_request", "text_too_long", "unknown_voice", "busy", "internal"}
-)
+ErrorCode = Literal[
+    "invalid_json",
+    "invalid_request",
+    "text_too_long",
+    "unknown_voice",
+    "unsupported_language",
+    "busy",
+    "internal",
+]
+ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(ErrorCode))
 
 
 @dataclass(frozen=True, slots=True)
 class Synthesize:
     """Synthesize one chunk of text: ``{"type": "synthesize", "text", "voice"?, "speed"?, "request_id"?}``.
 
-    ``normalize`` (default true) reads written forms the way people say them; ``timestamps`` (default
-    false) asks for :class:`WordTimestamps` frames; ``skip_samples`` (default 0) sends the audio from
-    that sample on. None leaves the field out (the server's default).
+    ``voice`` names a voice or a blend (``a+b``, ``a(2)+b(1)``). ``normalize`` (default true) reads
+    written forms the way people say them; ``timestamps`` (default false) asks for
+    :class:`WordTimestamps` frames. ``lang`` is a Kokoro language letter (default: the voice's first
+    letter); ``lexicon`` maps words to Kokoro phonemes for this request; ``skip_samples`` (default 0)
+    sends the audio from that sample on. None leaves the field out (the server's default).
     """
 
     text: str
@@ -74,6 +84,8 @@ class Synthesize:
     timestamps: bool | None = None
     #: Send the request's audio from this sample on (the client already has the first ones: resume).
     skip_samples: int | None = None
+    lang: str | None = None
+    lexicon: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +200,10 @@ def encode_client_message(message: ClientMessage) -> str:
             obj["timestamps"] = message.timestamps
         if message.skip_samples is not None:
             obj["skip_samples"] = message.skip_samples
+        if message.lang is not None:
+            obj["lang"] = message.lang
+        if message.lexicon is not None:
+            obj["lexicon"] = dict(message.lexicon)
         return _dumps(obj)
     if isinstance(message, Cancel):
         obj = {"type": "cancel"}
@@ -354,6 +370,8 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
             normalize=_optional_bool(obj, "normalize"),
             timestamps=_optional_bool(obj, "timestamps"),
             skip_samples=_optional_count(obj, "skip_samples"),
+            lang=_optional_str(obj, "lang"),
+            lexicon=decode_lexicon(obj.get("lexicon")),
         )
     if kind == "cancel":
         return Cancel(request_id=_optional_str(obj, "request_id"))
@@ -368,6 +386,22 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
     raise FrameDecodeError(
         "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
     )
+
+
+def decode_lexicon(value: Any) -> dict[str, str] | None:
+    """A ``lexicon`` field: None when absent, else a ``{"word": "phonemes"}`` object of strings.
+
+    Raises:
+        FrameDecodeError: not an object of non-empty strings.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(word, str) and word.strip() and isinstance(phonemes, str)
+        for word, phonemes in value.items()
+    ):
+        raise FrameDecodeError("invalid_request", '\'lexicon\' must be an object of {"word": "phonemes"}.')
+    return {word.strip(): phonemes for word, phonemes in value.items()}
 
 
 def _required_str(obj: dict[str, Any], key: str) -> str:

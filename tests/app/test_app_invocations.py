@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from strands_voice_protocol.audio import BYTES_PER_SECOND, SAMPLE_RATE, decode_audio
+from strands_voice_protocol.audio import BYTES_PER_SECOND, decode_audio, format_sample_rate
 from strands_voice_protocol.events import EVENT_TYPES
 
 # The fields PROTOCOL.md Leg 3 gives each event type (besides "type" and "t_ms").
@@ -49,7 +49,7 @@ def check_leg3_stream(events: list[dict[str, Any]], mode: str, audio_format: str
 
     audio_start = events[kinds.index("audio_start")]
     assert audio_start["format"] == audio_format
-    assert audio_start["sample_rate"] == SAMPLE_RATE and audio_start["channels"] == 1
+    assert audio_start["sample_rate"] == format_sample_rate(audio_format) and audio_start["channels"] == 1
 
     texts = [e for e in events if e["type"] == "text_delta"]
     assert [e["seq"] for e in texts] == list(range(len(texts)))
@@ -115,6 +115,24 @@ def test_app_passes_voice_speed_and_format(scripted_app_url: str, invoke: Any) -
     # The same text spoken at 0.8 instead of 1.3 lasts clearly longer: the speed reached the endpoint.
     assert slow_end["duration_s"] > audio_end["duration_s"] * 1.3
     assert pcm
+
+
+def test_app_speaks_a_blend_with_a_lexicon_in_mulaw(scripted_app_url: str, invoke: Any) -> None:
+    payload = {
+        "prompt": "Hi",
+        "voice": "jf_alpha(2)+jm_kumo(1)",
+        "lang": "a",
+        "lexicon": {"Premium": "pɹˈimiəm"},
+        "format": "mulaw",
+    }
+    status, events = invoke(scripted_app_url, payload)
+    assert status == 200
+    assert check_leg3_stream(events, "bidi", audio_format="mulaw")
+    assert next(e for e in events if e["type"] == "audio_start")["sample_rate"] == 8_000
+    status, events = invoke(scripted_app_url, {"prompt": "Hi", "voice": "jm_kumo+nobody"})
+    errors = [e for e in events if e["type"] == "error"]
+    assert status == 200 and errors and all(e["code"] == "unknown_voice" for e in errors)
+    assert "'nobody'" in errors[0]["message"]
 
 
 def test_app_unknown_voice_is_an_error_event_and_text_still_flows(

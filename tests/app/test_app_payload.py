@@ -27,6 +27,26 @@ def test_app_payload_all_fields() -> None:
     assert request == VoiceRequest(prompt="Hi", mode="batch", voice="af_heart", speed=1.25, format="mp3")
 
 
+def test_app_payload_blends_languages_and_lexicons() -> None:
+    request = parse_payload(
+        {
+            "prompt": "Hi",
+            "voice": "af_bella(2)+af_sky(1)",
+            "lang": "j",
+            "lexicon": {"Kokoro": "kˈOkəɹO"},
+            "format": "mulaw",
+        }
+    )
+    assert request == VoiceRequest(
+        prompt="Hi",
+        voice="af_bella(2)+af_sky(1)",
+        lang="j",
+        lexicon={"Kokoro": "kˈOkəɹO"},
+        format="mulaw",
+    )
+    assert parse_payload({"prompt": "Hi", "voice": "a+b", "format": "alaw"}).voice == "a+b"
+
+
 def test_app_payload_null_fields_take_defaults() -> None:
     request = parse_payload({"prompt": "Hi", "mode": None, "voice": None, "speed": None, "format": None})
     assert request == VoiceRequest(prompt="Hi")
@@ -63,6 +83,12 @@ def test_app_payload_integer_speed_is_a_float() -> None:
         ({"prompt": "Hi", "format": "flac"}, "'format'"),
         ({"prompt": "Hi", "format": ["mp3"]}, "'format'"),
         ({"prompt": "Hi", "voise": "af_heart"}, "'voise'"),
+        ({"prompt": "Hi", "voice": "a++b"}, "'voice'"),
+        ({"prompt": "Hi", "voice": "a(two)"}, "'voice'"),
+        ({"prompt": "Hi", "lang": "ja"}, "'lang'"),
+        ({"prompt": "Hi", "lang": 1}, "'lang'"),
+        ({"prompt": "Hi", "lexicon": ["Kokoro"]}, "'lexicon'"),
+        ({"prompt": "Hi", "lexicon": {"Kokoro": 1}}, "'lexicon'"),
     ],
 )
 def test_app_payload_rejects(payload: Any, field: str) -> None:

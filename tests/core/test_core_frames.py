@@ -125,6 +125,7 @@ def test_core_frames_error_codes_listed() -> None:
         "invalid_request",
         "text_too_long",
         "unknown_voice",
+        "unsupported_language",
         "busy",
         "internal",
     } == ERROR_CODES

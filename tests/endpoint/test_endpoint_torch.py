@@ -199,3 +199,34 @@ def test_the_server_sends_word_timestamps_with_the_torch_engine(torch_engine: An
 
     with running_server(create_app(engine=torch_engine)) as server:
         asyncio.run(run(server.ws_url))
+
+
+def test_the_torch_engine_speaks_blends(torch_engine: Any, model_dir: Path) -> None:
+    first, second = (
+        torch.load(model_dir / "voices" / f"{name}.pt", weights_only=True)
+        for name in ("af_small", "am_small")
+    )
+    mixed = torch_engine._voice("af_small(2)+am_small(1)")
+    torch.testing.assert_close(mixed, first * (2 / 3) + second * (1 / 3))
+    blend = list(torch_engine.synthesize("Hello world.", "af_small(2)+am_small(1)", 1.0))
+    plain = list(torch_engine.synthesize("Hello world.", "af_small", 1.0))
+    assert blend and all(audio.size for audio in blend)
+    assert not np.array_equal(np.concatenate(blend), np.concatenate(plain))
+    with pytest.raises(ValueError, match="unknown voice"):
+        list(torch_engine.synthesize("Hello.", "af_small+nobody", 1.0))
+
+
+def test_the_torch_engine_reads_languages_and_lexicons(torch_engine: Any) -> None:
+    from kokoro_endpoint.languages import Reading
+    from kokoro_endpoint.lexicon import Lexicon
+
+    assert {"a", "b", "j"} <= torch_engine.languages and "ˈ" in torch_engine.phonemes
+    lexicon = Lexicon({"wide": "pˈOtəto"})
+    (segment,) = list(
+        torch_engine.synthesize_timed("Hello wide world.", "am_small", 1.0, Reading("a", lexicon))
+    )
+    assert segment.timing is not None
+    assert [(t.text, t.phonemes) for t in segment.timing.tokens][1] == ("wide", "pˈOtəto")
+    assert "pˈOtəto" in segment.timing.phonemes
+    japanese = list(torch_engine.synthesize("今日はいい天気です。", "am_small", 1.0, Reading("j")))
+    assert japanese and all(audio.size for audio in japanese)

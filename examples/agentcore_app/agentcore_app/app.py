@@ -253,6 +253,8 @@ def create_app(
             format=request.format,
             normalize=request.normalize,
             timestamps=request.timestamps,
+            lang=request.lang,
+            lexicon=request.lexicon,
         )
         clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:

@@ -6,9 +6,10 @@ A spec is ``<provider>[:<model>][?<option>=<value>&...]``:
 - ``ollama:<name>`` (options: ``host``, default ``http://localhost:11434``): needs ``strands-agents[ollama]``.
 - ``openai:<model-id>`` (options: ``base_url``; the key comes from ``OPENAI_API_KEY``): needs
   ``strands-agents[openai]``.
-- ``scripted`` (options: ``text``, ``first_sentence_s``, ``total_s``): the built-in offline stand-in LLM
-  (:class:`agentcore_app.scripted.ScriptedModel`). It streams a fixed answer whatever the prompt; it is
-  never a real model, and :attr:`ModelChoice.is_scripted` lets callers say so.
+- ``scripted`` (options: ``text``, ``lang`` (``en`` or ``ja``: the answer's language), ``first_sentence_s``,
+  ``total_s``): the built-in offline stand-in LLM (:class:`agentcore_app.scripted.ScriptedModel`). It
+  streams a fixed answer whatever the prompt; it is never a real model, and
+  :attr:`ModelChoice.is_scripted` lets callers say so.
 
 With no spec, :func:`default_model_spec` picks ``bedrock:<BEDROCK_MODEL_ID or the default>`` when boto3
 finds AWS credentials, and ``scripted`` otherwise.
@@ -50,7 +51,7 @@ _OPTIONS: dict[str, frozenset[str]] = {
     "bedrock": frozenset({"region"}),
     "ollama": frozenset({"host"}),
     "openai": frozenset({"base_url"}),
-    "scripted": frozenset({"text", "first_sentence_s", "total_s"}),
+    "scripted": frozenset({"text", "lang", "first_sentence_s", "total_s"}),
 }
 
 
@@ -175,9 +176,13 @@ def create_model(spec: str | ModelChoice) -> Model:
     """
     choice = spec if isinstance(spec, ModelChoice) else parse_model_spec(spec)
     if choice.provider == "scripted":
-        from .scripted import ScriptedModel
+        from .scripted import SCRIPTED_ANSWERS, ScriptedModel
 
         scripted_options: dict[str, Any] = {}
+        if "lang" in choice.options:
+            if choice.options["lang"] not in SCRIPTED_ANSWERS:
+                raise ModelSpecError(f"option lang must be one of {', '.join(SCRIPTED_ANSWERS)}")
+            scripted_options["text"] = SCRIPTED_ANSWERS[choice.options["lang"]]
         if "text" in choice.options:
             if not choice.options["text"].strip():
                 raise ModelSpecError("option text must not be empty")

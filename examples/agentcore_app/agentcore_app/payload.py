@@ -1,6 +1,6 @@
 """Validate the Leg 3 invocation payload.
 
-``{"prompt", "mode"?, "voice"?, "speed"?, "format"?, "normalize"?, "timestamps"?}``.
+``{"prompt", "mode"?, "voice"?, "speed"?, "format"?, "normalize"?, "timestamps"?, "lang"?, "lexicon"?}``.
 
 Pure functions, no I/O: the app turns a :class:`PayloadError` into a 400 answer whose message is written
 for a person and names the offending field.
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from strands_voice_protocol.audio import AUDIO_FORMATS
-from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
+from strands_voice_protocol.frames import decode_lexicon
 
 from strands_voice.speaker import MODES, Mode
 
@@ -30,12 +31,17 @@ __all__ = [
     "parse_payload",
 ]
 
-PAYLOAD_FIELDS: Final = frozenset({"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps"})
+PAYLOAD_FIELDS: Final = frozenset(
+    {"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps", "lang", "lexicon"}
+)
 MAX_PROMPT_CHARS: Final = 8000
 MIN_SPEED: Final = 0.5
 MAX_SPEED: Final = 2.0
-# Kokoro voice ids look like "af_heart" or "jm_kumo"; the endpoint says whether one exists.
-_VOICE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Kokoro voice ids look like "af_heart" or "jm_kumo", blends like "af_bella(2)+af_sky(1)"; the endpoint
+# says whether each voice exists.
+_ONE_VOICE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:\([0-9]{1,3}(?:\.[0-9]{1,3})?\))?"
+_VOICE_ID = re.compile(rf"{_ONE_VOICE}(?:\+{_ONE_VOICE}){{0,7}}")
+_LANG = re.compile(r"[a-z]")
 
 
 class PayloadError(StrandsVoiceError, ValueError):
@@ -62,6 +68,8 @@ class VoiceRequest:
         format: The audio format of ``audio_chunk`` events.
         normalize: Read written forms the way people say them (``"normalize": false`` reads as written).
         timestamps: Stream a ``words`` event per sentence (its words' times and chars).
+        lang: The language letter the endpoint reads in, or None for the voice's.
+        lexicon: ``{"word": "phonemes"}`` for every sentence, or None.
     """
 
     prompt: str
@@ -71,6 +79,8 @@ class VoiceRequest:
     format: str = "pcm16"
     normalize: bool = True
     timestamps: bool = False
+    lang: str | None = None
+    lexicon: dict[str, str] | None = None
 
 
 def _flag(name: str, value: Any, default: bool) -> bool:
@@ -120,7 +130,17 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
 
     voice = payload.get("voice")
     if voice is not None and (not isinstance(voice, str) or not _VOICE_ID.fullmatch(voice)):
-        raise PayloadError("'voice' must be a voice id such as 'af_heart' (letters, digits, '_', '-', '.')")
+        raise PayloadError(
+            "'voice' must be a voice id such as 'af_heart' (letters, digits, '_', '-', '.') or a blend "
+            "such as 'af_bella(2)+af_sky(1)'"
+        )
+    lang = payload.get("lang")
+    if lang is not None and (not isinstance(lang, str) or not _LANG.fullmatch(lang)):
+        raise PayloadError("'lang' must be a language letter such as 'a' (American English) or 'j'")
+    try:
+        lexicon = decode_lexicon(payload.get("lexicon"))
+    except FrameDecodeError:
+        raise PayloadError('\'lexicon\' must be an object of {"word": "phonemes"}') from None
 
     speed = payload.get("speed")
     if speed is not None:
@@ -142,4 +162,6 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
         format=audio_format,
         normalize=_flag("normalize", payload.get("normalize"), True),
         timestamps=_flag("timestamps", payload.get("timestamps"), False),
+        lang=lang,
+        lexicon=lexicon,
     )

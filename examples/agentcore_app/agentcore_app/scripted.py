@@ -22,7 +22,7 @@ from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 from strands_voice_protocol.chunker import sentence_ends
 
-__all__ = ["SCRIPTED_ANSWER", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
+__all__ = ["SCRIPTED_ANSWER", "SCRIPTED_ANSWERS", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,27 @@ SCRIPTED_ANSWER: Final = (
     "Just tell me which e-mail address to use."
 )
 
-_TOKEN = re.compile(r"\S+\s*|\s+")
+#: The same answer in Japanese (``scripted?lang=ja``; the demo picks it for a Japanese voice).
+SCRIPTED_ANSWER_JA: Final = (
+    "プレミアムプランの概要を簡単にご説明します。ほとんどのご家庭に合うプランです。"
+    "料金は月額二十四ドル九十九セントで、いつでも無料で解約できます。\n"
+    "\n"
+    "主な特長は三つあります。\n"
+    "\n"
+    "1. 写真と動画のための無制限のクラウドストレージ。\n"
+    "2. サポートチームによる優先対応。\n"
+    "3. 最大五台の端末でのオフライン利用。\n"
+    "\n"
+    "よろしければ、今すぐ十四日間の無料体験を始めることもできます。"
+    "どのメールアドレスを使うか教えてください。"
+)
+#: The scripted answers by language (the ``lang`` option of ``scripted``).
+SCRIPTED_ANSWERS: Final[dict[str, str]] = {"en": SCRIPTED_ANSWER, "ja": SCRIPTED_ANSWER_JA}
+
+# Japanese punctuation, kana, kanji and full-width forms: written without spaces between words.
+_CJK: Final = "\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef"
+# A word and its trailing whitespace, or one CJK character (a model streams those a few at a time).
+_TOKEN = re.compile(rf"[{_CJK}]\s*|[^\s{_CJK}]+\s*|\s+")
 
 
 class ScriptedModelConfig(TypedDict, total=False):

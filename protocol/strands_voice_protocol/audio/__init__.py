@@ -9,6 +9,8 @@ consumer can decode each chunk (appended to the earlier ones) the moment it arri
 * ``opus`` (:mod:`.opus`, pages by :mod:`.ogg`): Ogg Opus at 48 kHz (resampled inside, PyAV); the first
   chunk carries ``OpusHead`` and ``OpusTags``; every chunk is whole Ogg pages.
 * ``aac`` (:mod:`.aac`): AAC-LC in ADTS, whole 1,024-sample frames, each with its own 7-byte header.
+* ``mulaw`` / ``alaw`` (:mod:`.g711`, decimated by :mod:`.downsample`): G.711 for phone lines, 8 kHz,
+  one byte a sample, no header (band-limited resampling from 24 kHz, not linear).
 * ``flac`` (:mod:`.flac`; not a Leg 1 format: the OpenAI-compatible route's ``response_format=flac``):
   ``fLaC`` and one STREAMINFO block (unknown length), then whole FLAC frames.
 
@@ -23,9 +25,17 @@ imported only when an encoder or decoder that needs them is created.
 
 from strands_voice_protocol.audio.aac import AacEncoder, adts_frame_size
 from strands_voice_protocol.audio.decode import decode_audio
-from strands_voice_protocol.audio.encoder import AUDIO_FORMATS, CODEC_FORMATS, MIME_TYPES, AudioEncoder
+from strands_voice_protocol.audio.encoder import (
+    AUDIO_FORMATS,
+    CODEC_FORMATS,
+    MIME_TYPES,
+    TELEPHONY_FORMATS,
+    AudioEncoder,
+    format_sample_rate,
+)
 from strands_voice_protocol.audio.factory import create_encoder
 from strands_voice_protocol.audio.flac import FlacEncoder
+from strands_voice_protocol.audio.g711 import G711_RATE, AlawEncoder, MulawEncoder
 from strands_voice_protocol.audio.mp3 import Mp3Encoder, mp3_frame_size
 from strands_voice_protocol.audio.opus import OpusEncoder
 from strands_voice_protocol.audio.pcm import (
@@ -47,13 +57,17 @@ __all__ = [
     "AUDIO_FORMATS",
     "BYTES_PER_SECOND",
     "CODEC_FORMATS",
+    "G711_RATE",
     "MIME_TYPES",
     "SAMPLE_RATE",
     "STREAMING_WAV_SIZE",
+    "TELEPHONY_FORMATS",
     "AacEncoder",
+    "AlawEncoder",
     "AudioEncoder",
     "FlacEncoder",
     "Mp3Encoder",
+    "MulawEncoder",
     "OpusEncoder",
     "Pcm16Encoder",
     "WavEncoder",
@@ -61,6 +75,7 @@ __all__ = [
     "create_encoder",
     "decode_audio",
     "float32_to_pcm16",
+    "format_sample_rate",
     "mp3_frame_size",
     "pcm16_to_float32",
     "pcm16_to_wav",

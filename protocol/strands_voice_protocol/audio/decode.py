@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from strands_voice_protocol.audio.encoder import missing_extra
+from strands_voice_protocol.audio.g711 import G711_RATE
 from strands_voice_protocol.audio.pcm import SAMPLE_RATE
 from strands_voice_protocol.audio.wav import wav_to_pcm16
 from strands_voice_protocol.errors import AudioEncodingError
@@ -19,13 +20,14 @@ def decode_audio(data: bytes, format: str) -> bytes:
 
     Raises:
         AudioEncodingError: the data cannot be decoded, or the format is unknown.
-        MissingDependencyError: compressed formats need PyAV (``strands-voice[opus]`` or ``[aac]``).
+        MissingDependencyError: compressed and G.711 formats need PyAV (``strands-voice[opus]`` or
+            ``[aac]``).
     """
     if format == "pcm16":
         return bytes(data[: len(data) - len(data) % 2])
     if format == "wav":
         return wav_to_pcm16(data)
-    if format not in ("mp3", "opus", "aac", "flac"):
+    if format not in ("mp3", "opus", "aac", "flac", "mulaw", "alaw"):
         raise AudioEncodingError(f"unknown audio format {format!r}")
     try:
         import av
@@ -39,10 +41,17 @@ def decode_audio(data: bytes, format: str) -> bytes:
             for converted in resampler.resample(frame):
                 out.extend(converted.to_ndarray().astype("<i2").tobytes())
 
+    codec: Any
     try:
-        if format in ("mp3", "aac"):
+        if format in ("mulaw", "alaw"):
+            # FFmpeg's own G.711 decoder (not ours: a check of what the encoder wrote), 8 kHz in.
+            codec = av.CodecContext.create(f"pcm_{format}", "r")
+            codec.sample_rate = G711_RATE
+            codec.layout = "mono"
+            add(codec.decode(av.Packet(bytes(data))) if data else [])
+        elif format in ("mp3", "aac"):
             # The codec's own parser, not the demuxer: it decodes even a single frame.
-            codec: Any = av.CodecContext.create(format, "r")
+            codec = av.CodecContext.create(format, "r")
             for packet in [*codec.parse(bytes(data)), *codec.parse(None)]:
                 add(codec.decode(packet))
             add(codec.decode(None))

@@ -6,18 +6,26 @@ from __future__ import annotations
 from typing import Final, Protocol, runtime_checkable
 
 from strands_voice_protocol.errors import AudioEncodingError, MissingDependencyError
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 __all__ = [
     "AUDIO_FORMATS",
     "CODEC_FORMATS",
+    "G711_RATE",
     "MIME_TYPES",
+    "TELEPHONY_FORMATS",
     "AudioEncoder",
     "StreamEncoderBase",
+    "format_sample_rate",
     "missing_extra",
 ]
 
 #: The formats of the wire protocol (Leg 1 ``format``, the Leg 3 payload's ``format``).
-AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac")
+AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac", "mulaw", "alaw")
+#: The phone-line formats (G.711 at 8 kHz, one byte a sample): every other format is at 24 kHz.
+TELEPHONY_FORMATS: Final = ("mulaw", "alaw")
+#: The sample rate of G.711 on phone lines.
+G711_RATE: Final = 8_000
 #: Every format :func:`~strands_voice_protocol.audio.create_encoder` makes: the protocol's plus ``flac``
 #: (OpenAI-compatible route only).
 CODEC_FORMATS: Final = (*AUDIO_FORMATS, "flac")
@@ -28,12 +36,19 @@ MIME_TYPES: Final[dict[str, str]] = {
     "opus": "audio/ogg;codecs=opus",
     "aac": "audio/aac",
     "flac": "audio/flac",
+    "mulaw": "audio/PCMU;rate=8000",
+    "alaw": "audio/PCMA;rate=8000",
 }
+
+
+def format_sample_rate(format: str) -> int:
+    """The sample rate a format's stream carries (``audio_start.sample_rate``): 8 kHz for G.711, else 24."""
+    return G711_RATE if format in TELEPHONY_FORMATS else SAMPLE_RATE
 
 
 @runtime_checkable
 class AudioEncoder(Protocol):
-    """A streaming encoder from pcm16 (24 kHz mono) to one of :data:`CODEC_FORMATS`."""
+    """A streaming encoder from pcm16 (24 kHz mono) to one of :data:`CODEC_FORMATS` (G.711 at 8 kHz)."""
 
     format: str
     mime_type: str

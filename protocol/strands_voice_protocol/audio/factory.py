@@ -5,6 +5,7 @@ from __future__ import annotations
 from strands_voice_protocol.audio.aac import AacEncoder
 from strands_voice_protocol.audio.encoder import CODEC_FORMATS, AudioEncoder
 from strands_voice_protocol.audio.flac import FlacEncoder
+from strands_voice_protocol.audio.g711 import AlawEncoder, MulawEncoder
 from strands_voice_protocol.audio.mp3 import Mp3Encoder
 from strands_voice_protocol.audio.opus import OpusEncoder
 from strands_voice_protocol.audio.pcm import SAMPLE_RATE, Pcm16Encoder
@@ -33,4 +34,8 @@ def create_encoder(format: str, sample_rate: int = SAMPLE_RATE) -> AudioEncoder:
         return AacEncoder(sample_rate)
     if format == "flac":
         return FlacEncoder(sample_rate)
+    if format == "mulaw":
+        return MulawEncoder(sample_rate)
+    if format == "alaw":
+        return AlawEncoder(sample_rate)
     raise AudioEncodingError(f"unknown audio format {format!r}; expected one of {', '.join(CODEC_FORMATS)}")

@@ -10,7 +10,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from agentcore_app.models import parse_model_spec
+from agentcore_app.models import ModelChoice, parse_model_spec
+from kokoro_endpoint.voices import voice_language
+from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.bench.machine import load_average
@@ -20,7 +22,7 @@ from strands_voice_tools.demo.report import format_report, report_to_json
 from strands_voice_tools.demo.runner import DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "answer_language", "run"]
 
 DEFAULT_SERVE_PORT: Final = 8000
 
@@ -35,12 +37,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which mode(s) to run (default: both)",
     )
     parser.add_argument(
-        "--voice", default=None, help="TTS voice id (default: the endpoint's default, jm_kumo)"
+        "--voice",
+        default=None,
+        help="TTS voice id or blend such as jf_alpha(2)+jm_kumo(1) (default: the endpoint's default, "
+        "jm_kumo); a Japanese voice (j...) gets the scripted model's Japanese answer",
     )
     parser.add_argument(
         "--format",
         dest="audio_format",
-        choices=("pcm16", "wav", "mp3", "opus", "aac"),
+        choices=AUDIO_FORMATS,
         default="pcm16",
         help="audio format streamed by the app (the WAVs are decoded from it; default: pcm16)",
     )
@@ -103,6 +108,16 @@ def record_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def answer_language(spec: str, choice: ModelChoice, voice: str | None) -> str:
+    """The scripted model's spec for a Japanese voice (``jf_alpha``): its Japanese answer, unless the spec
+    already chose a text or a language. Any other spec is returned as it is."""
+    if not choice.is_scripted or voice is None or voice_language(voice) != "j":
+        return spec
+    if {"text", "lang"} & set(choice.options):
+        return spec
+    return f"{spec}{'&' if '?' in spec else '?'}lang=ja"
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``strands-voice demo`` with parsed arguments; returns the exit status.
 
@@ -113,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
         # Offline and free unless asked: AWS credentials alone never switch the demo to Bedrock.
         spec = args.model if args.model is not None else "scripted"
         choice = parse_model_spec(spec)  # fail on a typo before loading anything
+        spec = answer_language(spec, choice, args.voice)
         if choice.is_scripted:
             progress.note(
                 "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model; "
