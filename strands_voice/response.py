@@ -13,7 +13,9 @@ of ``handler.stream()``); everything else may be called from any thread:
 - ``batch`` mode waits for the whole text, then speaks it: the fewest requests that fit the endpoint's
   per-request limit, each turn on its own (the fair baseline of ``bidi``).
 - :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
-  spoken (the text may go on), and one ``interrupted`` event that says what the caller heard.
+  spoken, one ``interrupted`` event that says what the caller heard (played: see
+  :mod:`strands_voice.heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
+  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice.answer_memory`).
 
 Events go to ``sink`` as they happen. Whoever hands them to the caller reports each delivery with
 :meth:`Response.delivered` (or passes ``track_on_emit`` when handing over IS delivery), so that an
@@ -32,6 +34,7 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
 from strands_voice_protocol.events import Event, EventBuilder
 
+from strands_voice.answer_memory import AnswerMemory
 from strands_voice.heard import DeliveryLog
 from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
 
@@ -107,6 +110,7 @@ class Response:
         )
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
         self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
+        self.memory: AnswerMemory | None = None  # the agent writing it, when known (barge-in stops it)
         self.interrupted = False
         self.ended = False
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
@@ -184,6 +188,9 @@ class Response:
             fields["sentence_cut"],
             dropped,
         )
+        if self.memory is not None:
+            # The agent stops writing and remembers what was heard, not what was written.
+            self.memory.interrupted(fields["heard_text"])
         self._emit(self.builder.interrupted(**fields))
 
     async def run(self) -> None:
