@@ -10,6 +10,11 @@ A barge-in (:meth:`~strands_voice.handler.VoiceCallbackHandler.interrupt`) stops
   apply, the answer's last assistant message is rewritten to the heard text, and the agent's session
   manager (if any) persists the rewrite (``redact_latest_message``: the stored record then reads back as
   the heard text, after a restart too).
+- When the invocation ended without an assistant message (it was stopped by force: the task running it
+  was cancelled), the heard text is appended as the answer, so user and assistant turns still alternate.
+
+When nothing at all was heard the answer is :data:`NOTHING_HEARD` (an ellipsis): model APIs refuse a
+blank message (Bedrock's Converse rejects an empty text block), and the conversation must stay usable.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from strands.hooks import AfterInvocationEvent
 
@@ -25,9 +30,17 @@ if TYPE_CHECKING:
     from strands import Agent
     from strands.types.content import Message
 
-__all__ = ["AnswerMemory", "rewrite_last_answer"]
+__all__ = ["NOTHING_HEARD", "AnswerMemory", "remembered_text", "rewrite_last_answer"]
 
 logger = logging.getLogger(__name__)
+
+#: The answer remembered when the caller heard nothing of it (a blank message is refused by model APIs).
+NOTHING_HEARD: Final = "…"
+
+
+def remembered_text(heard: str) -> str:
+    """What the agent keeps as an answer of which the caller heard ``heard``."""
+    return heard if heard.strip() else NOTHING_HEARD
 
 
 def rewrite_last_answer(agent: Agent, text: str) -> bool:
@@ -38,19 +51,23 @@ def rewrite_last_answer(agent: Agent, text: str) -> bool:
         text: What the caller heard of it.
 
     Returns:
-        Whether a message was rewritten (False: it already said ``text``, or the last message is not the
-        assistant's).
+        Whether the messages changed (False: the last one already said ``text``, or there is none).
     """
     messages = agent.messages
-    if not messages or messages[-1]["role"] != "assistant":
-        logger.debug("the last message is not the assistant's; nothing to rewrite")
-        return False
-    if messages[-1]["content"] == [{"text": text}]:
+    if not messages:
         return False
     heard: Message = {"role": "assistant", "content": [{"text": text}]}
-    messages[-1] = heard
-    # Strands keeps the session manager private; it is the hook that stored the message being rewritten.
+    # Strands keeps the session manager private; it is the hook that stored the messages changed here.
     session_manager: Any = getattr(agent, "_session_manager", None)
+    if messages[-1]["role"] != "assistant":
+        logger.debug("the invocation left no answer; the heard text becomes it")
+        messages.append(heard)
+        if session_manager is not None:
+            session_manager.append_message(heard, agent)
+        return True
+    if messages[-1]["content"] == [{"text": text}]:
+        return False
+    messages[-1] = heard
     if session_manager is not None:
         session_manager.redact_latest_message(heard, agent)
     return True
@@ -99,7 +116,7 @@ class AnswerMemory:
 
     @property
     def heard(self) -> str | None:
-        """The heard text, once the answer was interrupted."""
+        """The answer remembered (:func:`remembered_text` of the heard text), once interrupted."""
         return self._heard
 
     def interrupted(self, heard: str) -> None:
@@ -107,12 +124,12 @@ class AnswerMemory:
         with self._lock:
             if self._heard is not None:
                 return
-            self._heard = heard
+            self._heard = remembered_text(heard)
             if self._running:
                 logger.debug("cancelling the agent's answer")
-                self.agent.cancel(message=heard)
+                self.agent.cancel(message=self._heard)
                 return
-            rewrite_last_answer(self.agent, heard)
+            rewrite_last_answer(self.agent, self._heard)
 
     def finished(self) -> None:
         """The agent's invocation ended: an interrupted answer's last message becomes the heard text.

@@ -462,11 +462,28 @@ class VoiceCallbackHandler:
         finally:
             # Also on caller disconnect (aclose, cancellation): nothing may outlive the generator.
             if producing is not None:
+                if not producing.done():
+                    await self._let_agent_stop(response, producing, queue)
                 await cancel_and_wait([producing], _CANCEL_TIMEOUT)
                 if producing.done() and not producing.cancelled():
                     producing.exception()  # retrieved (re-raised above when the run ended normally)
             self._end_text(response)
             self._response_finished(response)
+
+    @staticmethod
+    async def _let_agent_stop(response: Response, producing: asyncio.Task[None], queue: EventQueue) -> None:
+        """The caller left mid-answer: barge in, and give the cancelled agent a moment to end its turn.
+
+        The agent then keeps what was heard as its answer instead of losing the turn to a cancelled task
+        (which would leave the user's message unanswered in its history). Nobody reads the queue any
+        more: it is emptied so the producer never waits for room.
+        """
+        response.interrupt()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CANCEL_TIMEOUT
+        while not producing.done() and loop.time() < deadline:
+            queue.purge(lambda _event: True)
+            await asyncio.wait({producing}, timeout=0.05)
 
     async def _produce(
         self,

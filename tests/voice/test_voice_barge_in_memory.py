@@ -30,6 +30,7 @@ from strands.types.tools import ToolSpec
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EventBuilder
 
+from strands_voice.answer_memory import NOTHING_HEARD, remembered_text, rewrite_last_answer
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog
 from strands_voice.plugin import VoicePlugin
@@ -97,6 +98,27 @@ def last_text(agent: Agent) -> Any:
     message = agent.messages[-1]
     assert message["role"] == "assistant"
     return message["content"]
+
+
+def test_nothing_heard_is_remembered_as_an_ellipsis_not_a_blank_message() -> None:
+    assert remembered_text("") == remembered_text("  ") == NOTHING_HEARD == "…"
+    assert remembered_text("Hi.") == "Hi."
+
+
+def test_an_answer_stopped_by_force_is_appended_so_turns_alternate(tmp_path: Path) -> None:
+    sessions = FileSessionManager(session_id="caller-3", storage_dir=str(tmp_path))
+    agent = Agent(model=CountingModel(hold=False), session_manager=sessions, callback_handler=None)
+    agent("Talk.")
+    agent.messages.append({"role": "user", "content": [{"text": "Again."}]})
+    sessions.append_message(agent.messages[-1], agent)  # as Strands stores a prompt; its task then died
+    assert rewrite_last_answer(agent, "Heard this.")
+    assert not rewrite_last_answer(agent, "Heard this.")  # already so
+    reloaded = Agent(
+        model=CountingModel(hold=False),
+        session_manager=FileSessionManager(session_id="caller-3", storage_dir=str(tmp_path)),
+    )
+    assert [m["role"] for m in reloaded.messages] == ["user", "assistant", "user", "assistant"]
+    assert reloaded.messages[-1]["content"] == [{"text": "Heard this."}]
 
 
 def test_played_not_sent_decides_what_was_heard() -> None:

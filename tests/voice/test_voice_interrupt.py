@@ -22,6 +22,7 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
+from strands_voice.answer_memory import remembered_text
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog, heard_text
 from strands_voice.speaker import VoiceOptions
@@ -205,7 +206,7 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any, timestam
     # already asked for; the agent remembers what was heard, not what was written.
     written = "".join(e["text"] for e in events if e["type"] == "text_delta")
     assert written.startswith(SPOKEN_PART) and len(split_tokens(written[len(SPOKEN_PART) :])) <= 1
-    assert agent.messages[-1]["content"] == [{"text": events[cut_at]["heard_text"]}]
+    assert agent.messages[-1]["content"] == [{"text": remembered_text(events[cut_at]["heard_text"])}]
     # What the caller heard: the sentences delivered in full, and the one cut.
     before = events[:cut_at]
     done = [e for e in before if e["type"] == "sentence_complete"]
