@@ -2,8 +2,10 @@
 
 This is NOT a language model. It exists so the demo, the benchmarks and the tests can run offline and
 repeatably: every call streams the same multi-paragraph answer as ``contentBlockDelta`` text events,
-word by word, with sleeps between them. By default the first sentence is complete after about 0.6 s and
-the whole answer after about 5 s, which is roughly what a fast hosted model does.
+word by word, with sleeps between them. In a conversation (an earlier question in the messages) the
+answer opens with ``Earlier you asked: <that question>``, so a follow-up turn shows the memory. By
+default the first sentence is complete after about 0.6 s and the whole answer after about 5 s, which is
+roughly what a fast hosted model does.
 """
 
 from __future__ import annotations
@@ -46,6 +48,21 @@ SCRIPTED_ANSWER: Final = (
 )
 
 _TOKEN = re.compile(r"\S+\s*|\s+")
+
+
+def _remembering(messages: Messages) -> str:
+    """``Earlier you asked: <the previous question>`` when there was one, else nothing."""
+    questions = [
+        str(block["text"]).strip()
+        for message in messages
+        if message["role"] == "user"
+        for block in message["content"]
+        if "text" in block
+    ]
+    if len(questions) < 2:
+        return ""
+    earlier = questions[-2].rstrip(".?! ")
+    return f"Earlier you asked: {earlier}. "
 
 
 class ScriptedModelConfig(TypedDict, total=False):
@@ -139,7 +156,7 @@ class ScriptedModel(Model):
         """Stream the scripted answer as Strands stream events (text deltas with sleeps between them).
 
         Args:
-            messages: Ignored (the answer is fixed).
+            messages: Only for an earlier question (the answer is fixed otherwise).
             tool_specs: Ignored.
             system_prompt: Ignored.
             **kwargs: ``cancel_signal`` (a ``threading.Event``) stops the stream early; the rest is ignored.
@@ -149,7 +166,7 @@ class ScriptedModel(Model):
             ``messageStop`` and ``metadata`` events.
         """
         cancel_signal = kwargs.get("cancel_signal")
-        tokens = split_tokens(str(self.config["text"]))
+        tokens = split_tokens(_remembering(messages) + str(self.config["text"]))
         started = time.monotonic()
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockStart": {"start": {}}}

@@ -13,7 +13,7 @@ from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.demo.progress import Progress
 from strands_voice_tools.demo.report import format_report, report_to_json
-from strands_voice_tools.demo.runner import DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
+from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
 
 __all__ = ["add_arguments", "run"]
@@ -55,6 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="bedrock:<model-id>, ollama:<name>, openai:<model-id> or scripted "
         "(default: scripted, the offline stand-in)",
+    )
+    parser.add_argument(
+        "--follow-up",
+        nargs="?",
+        const=DEFAULT_FOLLOW_UP,
+        default=None,
+        metavar="PROMPT",
+        help="then ask PROMPT in the same conversation (AgentCore session) as the first mode, to show "
+        f"the agent's memory (default PROMPT: {DEFAULT_FOLLOW_UP!r})",
     )
     parser.add_argument(
         "--serve",
@@ -103,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
             audio_format=args.audio_format,
             out_dir=args.out,
             progress=progress,
+            follow_up=args.follow_up,
         )
     except StrandsVoiceError as error:
         print(f"strands-voice demo: error: {error}", file=sys.stderr)
