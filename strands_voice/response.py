@@ -206,7 +206,10 @@ class Response:
             else:
                 await self._speak_when_written()
             await self.speaker.finish()
-            await self.speaker.wait()
+            if not self.interrupted:
+                # After a barge-in nothing more is emitted: the speech ends now, not when the endpoint
+                # has acknowledged the cancel (a busy endpoint may take seconds); the session closes below.
+                await self.speaker.wait()
             completed = True
         finally:
             await self.speaker.aclose()
