@@ -2,8 +2,9 @@
 
 This is NOT a language model. It exists so the demo, the benchmarks and the tests can run offline and
 repeatably: every call streams the same multi-paragraph answer as ``contentBlockDelta`` text events,
-word by word, with sleeps between them. In a conversation (an earlier question in the messages) the
-answer opens with ``Earlier you asked: <that question>``, so a follow-up turn shows the memory. By
+word by word, with sleeps between them. With ``remember``, in a conversation (an earlier question in the
+messages) the answer opens with ``Earlier you asked: <that question>``, so a follow-up turn shows the
+memory. By
 default the first sentence is complete after about 0.6 s and the whole answer after about 5 s, which is
 roughly what a fast hosted model does.
 """
@@ -73,12 +74,14 @@ class ScriptedModelConfig(TypedDict, total=False):
         first_sentence_s: Seconds until the first sentence has been streamed completely.
         total_s: Seconds until the whole answer has been streamed.
         model_id: A name for logs and traces.
+        remember: Open the answer with the previous question, when there is one.
     """
 
     text: str
     first_sentence_s: float
     total_s: float
     model_id: str
+    remember: bool
 
 
 def split_tokens(text: str) -> list[str]:
@@ -113,19 +116,27 @@ class ScriptedModel(Model):
         ```
     """
 
-    def __init__(self, text: str | None = None, first_sentence_s: float = 0.6, total_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        text: str | None = None,
+        first_sentence_s: float = 0.6,
+        total_s: float = 5.0,
+        remember: bool = False,
+    ) -> None:
         """Create the model.
 
         Args:
             text: The answer to stream; :data:`SCRIPTED_ANSWER` when None.
             first_sentence_s: Seconds until the first sentence is complete.
             total_s: Seconds until the whole answer is complete (at least ``first_sentence_s``).
+            remember: Open the answer with the previous question, when there is one (shows memory).
         """
         self.config: ScriptedModelConfig = {
             "text": SCRIPTED_ANSWER if text is None else text,
             "first_sentence_s": first_sentence_s,
             "total_s": max(total_s, first_sentence_s),
             "model_id": "scripted",
+            "remember": remember,
         }
 
     def update_config(self, **model_config: Any) -> None:
@@ -166,7 +177,8 @@ class ScriptedModel(Model):
             ``messageStop`` and ``metadata`` events.
         """
         cancel_signal = kwargs.get("cancel_signal")
-        tokens = split_tokens(_remembering(messages) + str(self.config["text"]))
+        opening = _remembering(messages) if self.config.get("remember") else ""
+        tokens = split_tokens(opening + str(self.config["text"]))
         started = time.monotonic()
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockStart": {"start": {}}}

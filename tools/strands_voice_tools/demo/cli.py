@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             progress.note(f"model: {choice.description}")
+        if choice.is_scripted and (args.serve or args.follow_up is not None):
+            # The page and the follow-up are conversations: the stand-in shows it remembers.
+            spec += ("&" if "?" in spec else "?") + "remember=1"
         if args.serve:
             return serve(args, spec, progress)
         modes = ("bidi", "batch") if args.mode == "both" else (args.mode,)
