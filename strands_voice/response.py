@@ -206,21 +206,30 @@ class Response:
             else:
                 await self._speak_when_written()
             await self.speaker.finish()
-            if not self.interrupted:
-                # After a barge-in nothing more is emitted: the speech ends now, not when the endpoint
-                # has acknowledged the cancel (a busy endpoint may take seconds); the session closes below.
+            if not self.interrupted:  # after a barge-in the owed audio is dropped anyway
                 await self.speaker.wait()
             completed = True
         finally:
+            cut_before_close = self.interrupted
+            if cut_before_close:
+                # Nothing more is emitted after a barge-in: the speech ends now, not once the endpoint
+                # has let the session go (it may be busy synthesizing for seconds first).
+                self.ended = True
+                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
             await self.speaker.aclose()
             self.ended = True
-            if self.interrupted:
-                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
-            elif completed:
-                self.speaker.end_events()  # the encoder's tail, then audio_end
-            else:
-                duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
-                self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
+            if not cut_before_close:
+                self._end_events(completed)
+
+    def _end_events(self, completed: bool) -> None:
+        """``audio_end`` once the session has closed (after the encoder's tail when speech completed)."""
+        if self.interrupted:  # cut while the session was closing
+            self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
+        elif completed:
+            self.speaker.end_events()  # the encoder's tail, then audio_end
+        else:
+            duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
+            self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
 
     async def _speak_as_written(self) -> None:
         chunker = self._chunker_factory()
