@@ -10,6 +10,10 @@ it is asked) speaks through :class:`~strands_voice.plugin.VoicePlugin` to the re
 - ``model_stop_ms``: the model's stream closed by Strands (no more tokens asked for);
 - ``tokens_after``: tokens the model was asked for after the call.
 
+With ``--stream`` the answer runs under ``handler.stream()`` (what the AgentCore app does) and the
+consumer barges in itself; ``stream_end_ms`` is then the stream's last event (``agent_end``): when a new
+question on the same session may start.
+
 Run it (a few minutes; the figures depend on the machine's load, say how busy it was)::
 
     uv run python -m strands_voice_tools.bench.barge_in --trials 5
@@ -28,7 +32,7 @@ from typing import Any
 
 from strands.models.model import Model
 
-__all__ = ["BargeInTrial", "main", "run_trial"]
+__all__ = ["BargeInTrial", "main", "run_stream_trial", "run_trial"]
 
 _SENTENCE = "This sentence is one of many in a long answer that goes on for as long as the agent is asked. "
 _GUARD_S = 120.0
@@ -82,6 +86,7 @@ class BargeInTrial:
     tokens_after: int
     stop_reason: str
     remembered: str
+    stream_end_ms: float | None = None
 
 
 def run_trial(tts_url: str, after_chunks: int = 3) -> BargeInTrial:
@@ -133,6 +138,46 @@ def run_trial(tts_url: str, after_chunks: int = 3) -> BargeInTrial:
     )
 
 
+def run_stream_trial(tts_url: str, after_chunks: int = 3) -> BargeInTrial:
+    """:func:`run_trial` under ``handler.stream()``: the consumer interrupts after ``after_chunks``."""
+    from strands import Agent
+
+    from strands_voice.handler import VoiceCallbackHandler
+
+    model = _EndlessModel()
+    agent = Agent(model=model, callback_handler=None)
+    voice = VoiceCallbackHandler(tts_url, silence_timeout=_GUARD_S)
+    times: dict[str, float] = {}
+
+    async def consume() -> None:
+        chunks = 0
+        async for event in voice.stream(agent, "Talk for a while."):
+            now = time.perf_counter()
+            if event["type"] == "audio_chunk":
+                times["last_audio"] = now
+                chunks += 1
+                if chunks == after_chunks and "interrupt" not in times:
+                    times["interrupt"] = time.perf_counter()
+                    voice.interrupt()
+            elif event["type"] in ("audio_end", "agent_end"):
+                times[event["type"]] = now
+
+    asyncio.run(asyncio.wait_for(consume(), _GUARD_S))
+    voice.close()
+    if "interrupt" not in times or model.closed_at is None:
+        raise RuntimeError("the trial did not barge in (no audio?)")
+    t0 = times["interrupt"]
+    return BargeInTrial(
+        last_audio_ms=max(0.0, (times["last_audio"] - t0) * 1000),
+        audio_end_ms=(times["audio_end"] - t0) * 1000,
+        model_stop_ms=(model.closed_at - t0) * 1000,
+        tokens_after=sum(1 for t in model.token_times if t > t0),
+        stop_reason="-",  # stream() yields Leg 3 events, not the agent's result
+        remembered=str(agent.messages[-1]["content"][0].get("text", "")),
+        stream_end_ms=(times["agent_end"] - t0) * 1000,
+    )
+
+
 def _summary(name: str, values: list[float]) -> str:
     return f"{name:<15} median {statistics.median(values):7.1f} ms   max {max(values):7.1f} ms"
 
@@ -142,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m strands_voice_tools.bench.barge_in")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--after-chunks", type=int, default=3, help="audio chunks delivered before Stop")
+    parser.add_argument("--stream", action="store_true", help="under handler.stream(), as the app runs")
     args = parser.parse_args(argv)
 
     from kokoro_endpoint.app import create_app
@@ -153,17 +199,20 @@ def main(argv: list[str] | None = None) -> int:
     trials: list[BargeInTrial] = []
     with running_server(create_app(engine=engine)) as server:
         for number in range(args.trials):
-            trial = run_trial(server.ws_url, args.after_chunks)
+            trial = (run_stream_trial if args.stream else run_trial)(server.ws_url, args.after_chunks)
             trials.append(trial)
             print(
                 f"trial {number + 1}: last audio {trial.last_audio_ms:.1f} ms, audio_end "
                 f"{trial.audio_end_ms:.1f} ms, model stopped {trial.model_stop_ms:.1f} ms, "
                 f"{trial.tokens_after} token(s) after, stop_reason={trial.stop_reason}, "
-                f"remembered {trial.remembered[:60]!r}"
+                + ("" if trial.stream_end_ms is None else f"stream end {trial.stream_end_ms:.1f} ms, ")
+                + f"remembered {trial.remembered[:60]!r}"
             )
     print(_summary("last audio", [t.last_audio_ms for t in trials]))
     print(_summary("audio_end", [t.audio_end_ms for t in trials]))
     print(_summary("model stopped", [t.model_stop_ms for t in trials]))
+    if args.stream:
+        print(_summary("stream end", [t.stream_end_ms or 0.0 for t in trials]))
     print(f"tokens after    max {max(t.tokens_after for t in trials)}")
     return 0
 
