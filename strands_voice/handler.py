@@ -22,8 +22,11 @@ of different model turns never shares a chunk; tool results and reasoning are ne
 session stays open across tool calls; its silence timeout counts only while audio is owed.
 
 :meth:`VoiceCallbackHandler.interrupt` is barge-in, from any thread or loop: Leg 1 ``cancel``, the
-undelivered audio dropped, the rest of the response not spoken (its text goes on), one ``interrupted``
-event.
+undelivered audio dropped, the rest of the response not spoken, one ``interrupted`` event; and the agent
+writing the answer (under :meth:`~VoiceCallbackHandler.stream`, the plugin, or as the agent's callback
+handler) is cancelled: no more model tokens or tool calls, and its conversation keeps, as that answer,
+exactly the ``interrupted.heard_text`` (what was PLAYED: :mod:`strands_voice.heard`), also when the model
+had already finished writing (:mod:`strands_voice.answer_memory`).
 
 Events per response: ``audio_start``, ``audio_chunk`` (``seq``, ``sentence``, base64 ``data``),
 ``sentence_complete``, ``error`` (speech failed; the text goes on), ``interrupted`` and always, last,
@@ -55,12 +58,14 @@ from dataclasses import replace
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
+from strands.agent.agent import Agent as _Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
+from strands_voice.answer_memory import AnswerMemory
 from strands_voice.event_queue import EventQueue
 from strands_voice.response import Response
 from strands_voice.speaker import DEFAULT_MAX_REQUEST_CHARS, Mode, TransportFactory, VoiceOptions
@@ -285,10 +290,15 @@ class VoiceCallbackHandler:
             **extra,
         )
 
-    def _start_response(self, requested: Any) -> Response | None:
-        """The current response, started on a worker thread if there is none. Holds the lock."""
+    def _start_response(self, requested: Any, agent: Any = None) -> Response | None:
+        """The current response, started on a worker thread if there is none. Holds the lock.
+
+        ``agent``, when given (a Strands agent), is the one writing it: a barge-in cancels it.
+        """
         if self._closed:
             return None
+        if self._current is not None:
+            self._remember(self._current, agent)
         if self._current is None:
             loop = asyncio.new_event_loop()
             response = self._new_response(
@@ -298,11 +308,18 @@ class VoiceCallbackHandler:
             response.thread = threading.Thread(
                 target=self._run_in_thread, args=(response,), name=f"voice-response-{number}", daemon=True
             )
+            self._remember(response, agent)
             self._current = response
             self._active.append(response)
             self._threads.append(response.thread)
             response.thread.start()
         return self._current
+
+    @staticmethod
+    def _remember(response: Response, agent: Any) -> None:
+        """Tie ``response`` to the agent writing it (once; callbacks name the agent in ``agent=``)."""
+        if response.memory is None and isinstance(agent, _Agent):
+            response.memory = AnswerMemory.bind(agent)
 
     def _run_in_thread(self, response: Response) -> None:
         loop = response.loop
@@ -320,7 +337,7 @@ class VoiceCallbackHandler:
 
     def _text(self, data: str, requested: Any, agent: Any = None) -> None:
         with self._lock:
-            response = self._start_response(requested)
+            response = self._start_response(requested, agent)
             if response is not None:
                 response.feed(data, agent)
 
@@ -333,16 +350,17 @@ class VoiceCallbackHandler:
             self._current = None
         current.end()
 
-    def begin_response(self, requested: Any = None) -> None:
+    def begin_response(self, requested: Any = None, agent: Agent | None = None) -> None:
         """Start the next response now, before its first text, so its TTS session opens meanwhile.
 
         The connect (TLS and signing on SageMaker) then overlaps the model's time to first token.
 
         Args:
             requested: Per-request options (a ``VoiceOptions`` or a mapping), as in ``invocation_state``.
+            agent: The agent about to write it (a barge-in then cancels it and fixes its memory).
         """
         with self._lock:
-            self._start_response(requested)
+            self._start_response(requested, agent)
 
     def end_response(self) -> None:
         """No more text for the current response (idempotent; ``result=`` does the same)."""
@@ -352,8 +370,12 @@ class VoiceCallbackHandler:
         """Barge-in: stop speaking every response in progress (any thread or loop; idempotent).
 
         Sends Leg 1 ``cancel`` on the response's open session, drops its audio not yet delivered, speaks
-        none of the rest of that response (its text goes on), and emits one ``interrupted`` event
-        (``heard_text``, ``sentences_done``, ``sentence_cut``) followed, as always, by ``audio_end``.
+        none of the rest of that response, and emits one ``interrupted`` event (``heard_text``,
+        ``sentences_done``, ``sentence_cut``: what had been PLAYED, at real-time speed from the first
+        delivered chunk) followed, as always, by ``audio_end``. When the agent writing the response is
+        known it is cancelled (``agent.cancel(message=heard_text)``: no more tokens, no further tool
+        calls), and its last assistant message becomes the heard text, also when it had already finished
+        writing (its session manager persists the rewrite).
 
         Returns:
             Whether a response was in progress (a second call still returns True; it does nothing more).
@@ -420,6 +442,7 @@ class VoiceCallbackHandler:
                 wait_for_room=queue.wait_for_room,
                 purge=queue.purge,
             )
+            response.memory = AnswerMemory.bind(agent)
             self._current = response
             self._active.append(response)
         text = _TextLog()
@@ -439,11 +462,28 @@ class VoiceCallbackHandler:
         finally:
             # Also on caller disconnect (aclose, cancellation): nothing may outlive the generator.
             if producing is not None:
+                if not producing.done():
+                    await self._let_agent_stop(response, producing, queue)
                 await cancel_and_wait([producing], _CANCEL_TIMEOUT)
                 if producing.done() and not producing.cancelled():
                     producing.exception()  # retrieved (re-raised above when the run ended normally)
             self._end_text(response)
             self._response_finished(response)
+
+    @staticmethod
+    async def _let_agent_stop(response: Response, producing: asyncio.Task[None], queue: EventQueue) -> None:
+        """The caller left mid-answer: barge in, and give the cancelled agent a moment to end its turn.
+
+        The agent then keeps what was heard as its answer instead of losing the turn to a cancelled task
+        (which would leave the user's message unanswered in its history). Nobody reads the queue any
+        more: it is emptied so the producer never waits for room.
+        """
+        response.interrupt()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _CANCEL_TIMEOUT
+        while not producing.done() and loop.time() < deadline:
+            queue.purge(lambda _event: True)
+            await asyncio.wait({producing}, timeout=0.05)
 
     async def _produce(
         self,
@@ -458,7 +498,7 @@ class VoiceCallbackHandler:
         speaking = asyncio.create_task(response.run(), name="voice-response")
         try:
             try:
-                with self._attached(agent):
+                with self._attached(agent), self._finishing(response):
                     async for event in agent.stream_async(prompt, invocation_state=state):
                         data = event.get("data")
                         if isinstance(data, str) and data and not event.get("reasoning"):
@@ -480,6 +520,16 @@ class VoiceCallbackHandler:
         finally:
             await cancel_and_wait([speaking], _CANCEL_TIMEOUT)
             queue.put_nowait(None)  # the consumer's end marker, whatever happened
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _finishing(response: Response) -> Iterator[None]:
+        """Tell the answer's memory that the agent's run ended, however it ended."""
+        try:
+            yield
+        finally:
+            if response.memory is not None:
+                response.memory.finished()
 
     def _reaches(self, handler: Any) -> bool:
         if handler is self:

@@ -4,7 +4,8 @@
 the agent's own callback handler (composed with the voice one). Through the agent's invocation hooks it
 also opens the TTS session as the invocation begins, so connecting overlaps the model's time to first
 token, and it ends the response's speech when the invocation ends even if no ``result=`` call came (an
-error mid-answer).
+error mid-answer). A barge-in (``plugin.handler.interrupt()``) cancels the agent's answer and leaves, as
+that answer, what the caller heard.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class VoicePlugin(Plugin):
 
     def open_speech(self, event: BeforeInvocationEvent) -> None:
         """Open the TTS session while the model is still thinking."""
-        self.handler.begin_response(event.invocation_state.get(VOICE_OPTIONS_KEY))
+        self.handler.begin_response(event.invocation_state.get(VOICE_OPTIONS_KEY), agent=event.agent)
 
     def close_speech(self, event: AfterInvocationEvent) -> None:
         """End the response's speech: the remaining text is flushed and spoken, then the session closes."""

@@ -13,7 +13,9 @@ of ``handler.stream()``); everything else may be called from any thread:
 - ``batch`` mode waits for the whole text, then speaks it: the fewest requests that fit the endpoint's
   per-request limit, each turn on its own (the fair baseline of ``bidi``).
 - :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
-  spoken (the text may go on), and one ``interrupted`` event that says what the caller heard.
+  spoken, one ``interrupted`` event that says what the caller heard (played: see
+  :mod:`strands_voice.heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
+  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice.answer_memory`).
 
 Events go to ``sink`` as they happen. Whoever hands them to the caller reports each delivery with
 :meth:`Response.delivered` (or passes ``track_on_emit`` when handing over IS delivery), so that an
@@ -32,6 +34,7 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
 from strands_voice_protocol.events import Event, EventBuilder
 
+from strands_voice.answer_memory import AnswerMemory
 from strands_voice.heard import DeliveryLog
 from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
 from strands_voice.tracing import AnswerTrace
@@ -109,6 +112,7 @@ class Response:
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
         self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
         self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
+        self.memory: AnswerMemory | None = None  # the agent writing it, when known (barge-in stops it)
         self.interrupted = False
         self.ended = False
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
@@ -188,6 +192,9 @@ class Response:
             fields["sentence_cut"],
             dropped,
         )
+        if self.memory is not None:
+            # The agent stops writing and remembers what was heard, not what was written.
+            self.memory.interrupted(fields["heard_text"])
         self._emit(self.builder.interrupted(**fields))
 
     async def run(self) -> None:
@@ -203,18 +210,30 @@ class Response:
             else:
                 await self._speak_when_written()
             await self.speaker.finish()
-            await self.speaker.wait()
+            if not self.interrupted:  # after a barge-in the owed audio is dropped anyway
+                await self.speaker.wait()
             completed = True
         finally:
+            cut_before_close = self.interrupted
+            if cut_before_close:
+                # Nothing more is emitted after a barge-in: the speech ends now, not once the endpoint
+                # has let the session go (it may be busy synthesizing for seconds first).
+                self.ended = True
+                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
             await self.speaker.aclose()
             self.ended = True
-            if self.interrupted:
-                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
-            elif completed:
-                self.speaker.end_events()  # the encoder's tail, then audio_end
-            else:
-                duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
-                self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
+            if not cut_before_close:
+                self._end_events(completed)
+
+    def _end_events(self, completed: bool) -> None:
+        """``audio_end`` once the session has closed (after the encoder's tail when speech completed)."""
+        if self.interrupted:  # cut while the session was closing
+            self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
+        elif completed:
+            self.speaker.end_events()  # the encoder's tail, then audio_end
+        else:
+            duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
+            self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
 
     async def _speak_as_written(self) -> None:
         chunker = self._chunker_factory()

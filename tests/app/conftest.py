@@ -61,9 +61,16 @@ def fast_scripted_model(text: str = SHORT_ANSWER) -> ScriptedModel:
 
 
 def _invoke(
-    base_url: str, payload: Any, *, chunks: list[bytes] | None = None
+    base_url: str,
+    payload: Any,
+    *,
+    chunks: list[bytes] | None = None,
+    session_id: str | None = None,
+    on_event: Any = None,
 ) -> tuple[int, list[dict[str, Any]]]:
     """POST ``payload`` (JSON, or raw body bytes) to ``/invocations``; read the SSE stream incrementally.
+
+    ``session_id`` goes in the AgentCore session header; ``on_event(event)`` sees each event as it comes.
 
     Returns:
         The status code and the events (for a non-200 answer: the JSON body as the only item).
@@ -78,6 +85,7 @@ def _invoke(
             "POST",
             f"{base_url}/invocations",
             **({"content": payload} if isinstance(payload, bytes) else {"json": payload}),
+            headers={} if session_id is None else {"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session_id},
         ) as response,
     ):
         if response.status_code != 200:
@@ -87,7 +95,10 @@ def _invoke(
         for data in response.iter_raw():
             if chunks is not None:
                 chunks.append(data)
-            events.extend(event.json() for event in decoder.feed(data))
+            for event in decoder.feed(data):
+                events.append(event.json())
+                if on_event is not None:
+                    on_event(events[-1])
         events.extend(event.json() for event in decoder.flush())
     return 200, events
 

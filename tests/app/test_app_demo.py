@@ -96,6 +96,20 @@ def test_app_demo_single_mode_recorded_for_the_readme(
     assert "old figures" not in readme and f"{record['modes']['batch']['first_audio_s']:.2f} s" in readme
 
 
+def test_app_demo_follow_up_turn_shows_the_memory(
+    tmp_path: Path, shared_engine: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = demo_args(tmp_path, mode="bidi", follow_up="And how do I cancel it?", prompt="Is it any good?")
+    assert demo.run(args) == 0
+    figures = json.loads((tmp_path / "figures.json").read_text(encoding="utf-8"))
+    follow_up = figures["follow_up"]
+    # The follow-up ran in the first question's conversation: the (scripted) agent remembers it.
+    assert follow_up["prompt"] == "And how do I cancel it?" and follow_up["errors"] == []
+    assert follow_up["text"] == f"Earlier you asked: Is it any good. {TEXT}"
+    assert follow_up["first_audio_s"] > 0
+    assert "follow-up in the same conversation: And how do I cancel it?" in capsys.readouterr().out
+
+
 def test_app_demo_bad_model_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert demo.run(demo_args(tmp_path, model="gpt-5")) == 1
     err = capsys.readouterr().err.strip()

@@ -81,11 +81,29 @@ def test_app_models_scripted_default_and_options() -> None:
         "first_sentence_s": 0.1,
         "total_s": 0.3,
         "model_id": "scripted",
+        "remember": False,
     }
+    remembering = create_model("scripted?remember=1")
+    assert isinstance(remembering, ScriptedModel) and remembering.get_config()["remember"] is True
+
+
+def test_app_models_scripted_remember_opens_with_the_previous_question() -> None:
+    from strands import Agent
+
+    agent = Agent(model=ScriptedModel("Fine.", 0.01, 0.02, remember=True), callback_handler=None)
+    assert str(agent("Is it good?")).strip() == "Fine."
+    assert str(agent("And the price?")).strip() == "Earlier you asked: Is it good. Fine."
 
 
 @pytest.mark.parametrize(
-    "spec", ["scripted?total_s=soon", "scripted?total_s=-1", "scripted?total_s=nan", "scripted?text="]
+    "spec",
+    [
+        "scripted?total_s=soon",
+        "scripted?total_s=-1",
+        "scripted?total_s=nan",
+        "scripted?text=",
+        "scripted?remember=yes",
+    ],
 )
 def test_app_models_scripted_rejects_bad_options(spec: str) -> None:
     with pytest.raises(ModelSpecError):

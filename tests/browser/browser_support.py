@@ -164,6 +164,7 @@ class ReplayRecord:
     disconnected: int = 0
     completed: int = 0
     audio_seconds: list[float] = field(default_factory=list)
+    interrupt_actions: list[Any] = field(default_factory=list)  # {"action": "interrupt"} bodies (Stop)
 
 
 def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk_s: float = 0.2) -> Starlette:
@@ -177,6 +178,9 @@ def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk
 
     async def invocations(request: Request) -> Response:
         payload = await request.json()
+        if payload.get("action") == "interrupt":  # the Stop button's barge-in, as the real app answers it
+            record.interrupt_actions.append(payload)
+            return JSONResponse({"type": "interrupt_result", "interrupted": True})
         record.payloads.append(payload)
         if " " in str(payload.get("voice", "")):
             message = "'voice' must be a voice id"

@@ -144,6 +144,10 @@ def test_browser_stop_aborts_the_request_and_silences_playback(
         time.sleep(0.05)
     assert replay_server.record.disconnected == 1
     assert replay_server.record.completed == 0
+    # Stop also asked the app to interrupt that answer of this page's session.
+    while not replay_server.record.interrupt_actions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert replay_server.record.interrupt_actions == [{"action": "interrupt", "request_id": "replay-1"}]
     time.sleep(0.8)  # nothing more arrives or plays after Stop
     after = page_session.stats()
     assert after["chunksReceived"] == stopped["chunksReceived"]

@@ -5,12 +5,16 @@ Leg 3 events, each framed by the runtime as ``data: {json}\\n\\n``. A bad payloa
 one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check, ``GET /`` the browser
 page (``static/index.html``) and ``/static/...`` its files.
 
-Every invocation gets a fresh agent with a fresh :class:`~strands_voice.handler.VoiceCallbackHandler` as its
-callback handler, so no conversation is shared between callers or requests; the payload's ``mode``,
-``voice``, ``speed`` and ``format`` reach the handler per request. The handler's ``stream()`` yields the
-Leg 3 events (``text_delta`` from the token stream, the speech events from the handler) from one queue in
-arrival order. When the caller disconnects mid-answer, the app calls ``handler.interrupt()`` (barge-in: the
-endpoint gets a Leg 1 ``cancel``), then the answer stops: its tasks are cancelled, its TTS session closed.
+An invocation with an AgentCore session id (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``) continues that
+session's conversation (:mod:`agentcore_app.conversations`, stored as :mod:`agentcore_app.conversation_store`
+says); without one it is a conversation of its own. Every invocation gets a fresh
+:class:`~strands_voice.handler.VoiceCallbackHandler`; the payload's ``mode``, ``voice``, ``speed`` and
+``format`` reach it per request. The handler's ``stream()`` yields the Leg 3 events (``text_delta`` from the
+token stream, the speech events from the handler) from one queue in arrival order. A new invocation on a
+session whose answer is still speaking barges in on it first. When the caller disconnects mid-answer, or
+posts ``{"action": "interrupt"}`` for its session (the Stop button; docs/PROTOCOL.md), the app calls
+``handler.interrupt()`` (barge-in: the endpoint gets a Leg 1 ``cancel``, the agent is cancelled and
+remembers what was heard), then the answer stops: its tasks are cancelled, its TTS session closed.
 """
 
 from __future__ import annotations
@@ -38,9 +42,11 @@ from strands_voice_protocol.events import ErrorEvent, Event, EventBuilder
 from strands_voice_protocol.sse import encode_sse
 from strands_voice_protocol.tasks import cancel_and_wait
 
+from agentcore_app.conversation_store import ConversationStore, validate_session_id
+from agentcore_app.conversations import Conversations, SessionBusyError
 from agentcore_app.models import create_model
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.speaker import VoiceOptions
+from strands_voice.speaker import TransportFactory, VoiceOptions
 
 from .config import (
     model_spec_from_env,
@@ -205,6 +211,8 @@ def create_app(
     max_prompt_chars: int = MAX_PROMPT_CHARS,
     silence_timeout: float | None = None,
     metrics: AnswerMetrics | None = None,
+    conversation_store: ConversationStore | None = None,
+    transport_factory: TransportFactory | None = None,
 ) -> VoiceAgentCoreApp:
     """Build the app.
 
@@ -220,6 +228,8 @@ def create_app(
             a busy machine needs more.
         metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
             ``AGENT_METRICS`` says (off unless ``emf``).
+        conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
+        transport_factory: Creates the TTS transports instead of ``tts_url`` (tests).
 
     Returns:
         The app, ready for uvicorn (``/invocations``, ``/ping``, ``/``, ``/static``).
@@ -237,15 +247,21 @@ def create_app(
     answer_metrics = metrics if metrics is not None else metrics_from_env()
     # One model for every request: a Strands model holds no conversation; the agent does.
     shared_model = create_model(model) if isinstance(model, str) else model
+    store = ConversationStore.from_env() if conversation_store is None else conversation_store
 
+    def make_agent(**conversation: Any) -> Agent:
+        # The voice handler joins each run (handler.stream composes it); the agent outlives it.
+        return Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=None, **conversation)
+
+    conversations = Conversations(store, make_agent)
     app = VoiceAgentCoreApp()
+    app.state.conversations = conversations
 
     async def stream_answer(
-        request: VoiceRequest, request_id: str | None, voice: VoiceCallbackHandler
+        request: VoiceRequest, request_id: str | None, session_id: str | None, voice: VoiceCallbackHandler
     ) -> AsyncGenerator[Event, None]:
-        # A fresh agent per invocation (no messages carry over to the next caller), speaking through a
-        # fresh voice handler: the handler is the whole voice pipeline.
-        agent = Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=voice)
+        # The session's agent (a fresh one without a session id), speaking through a fresh voice handler:
+        # the handler is the whole voice pipeline.
         options = VoiceOptions(
             mode=request.mode,
             voice=request.voice,
@@ -258,12 +274,17 @@ def create_app(
         )
         clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:
-            # text_delta from the agent's token stream and the handler's speech events, from one queue.
-            events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
-            # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
-            async with contextlib.aclosing(events):
-                async for event in events:
-                    yield event
+            # The session's previous answer, if still speaking, is interrupted and has ended by now.
+            async with conversations.turn(session_id, voice, request_id) as agent:
+                # text_delta from the agent's token stream and the handler's speech events, from one queue.
+                events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
+                # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
+                async with contextlib.aclosing(events):
+                    async for event in events:
+                        yield event
+        except SessionBusyError:
+            message = "this session's previous answer is still stopping; try again"
+            yield clock.error(code="busy", message=message)
         except Exception:
             logger.exception("request_id=<%s> | voice answer failed", request_id)
             yield clock.error(code="internal", message="the agent could not finish its answer; try again")
@@ -276,9 +297,14 @@ def create_app(
     # until that event comes (an agent still thinking keeps its TTS session open meanwhile).
     @app.entrypoint
     def invoke(payload: Any, context: RequestContext) -> Response | AsyncIterator[Event]:
+        session_id = context.session_id
         try:
+            if session_id is not None:
+                validate_session_id(session_id)
+            if isinstance(payload, dict) and payload.get("action") == "interrupt":
+                return interrupt_session(session_id, payload.get("request_id"))
             request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
-        except PayloadError as error:
+        except PayloadError as error:  # InvalidSessionIdError too
             return JSONResponse(error_event("invalid_request", error.message), status_code=400)
         request_id = BedrockAgentCoreContext.get_request_id()
         logger.debug(
@@ -287,13 +313,26 @@ def create_app(
             context.session_id,
             request.mode,
         )
-        voice = VoiceCallbackHandler(resolved_url, silence_timeout=resolved_silence_timeout)
-        answer = stream_answer(request, request_id, voice)
+        voice = VoiceCallbackHandler(
+            resolved_url, silence_timeout=resolved_silence_timeout, transport_factory=transport_factory
+        )
+        answer = stream_answer(request, request_id, session_id, voice)
         if answer_metrics is not None:
             answer = measured(answer, answer_metrics)
         # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
         app.on_disconnect(answer, voice.interrupt)
         return answer
+
+    def interrupt_session(session_id: str | None, request_id: Any) -> Response:
+        """``{"action": "interrupt", "request_id"?}``: barge in on the session's answer (the Stop button)."""
+        if session_id is None:
+            message = "interrupt needs the X-Amzn-Bedrock-AgentCore-Runtime-Session-Id header"
+            return JSONResponse(error_event("invalid_request", message), status_code=400)
+        if request_id is not None and not isinstance(request_id, str):
+            return JSONResponse(error_event("invalid_request", "'request_id' must be a string"), 400)
+        interrupted = conversations.interrupt(session_id, request_id)
+        logger.debug("session_id=<%s>, interrupted=<%s> | interrupt action", session_id, interrupted)
+        return JSONResponse({"type": "interrupt_result", "interrupted": interrupted})
 
     pages = Path(static_dir) if static_dir is not None else STATIC_DIR
 

@@ -7,8 +7,9 @@ A spec is ``<provider>[:<model>][?<option>=<value>&...]``:
 - ``openai:<model-id>`` (options: ``base_url``; the key comes from ``OPENAI_API_KEY``): needs
   ``strands-agents[openai]``.
 - ``scripted`` (options: ``text``, ``lang`` (``en`` or ``ja``: the answer's language), ``first_sentence_s``,
-  ``total_s``): the built-in offline stand-in LLM (:class:`agentcore_app.scripted.ScriptedModel`). It
-  streams a fixed answer whatever the prompt; it is never a real model, and
+  ``total_s``, ``remember`` 0/1): the built-in offline stand-in LLM
+  (:class:`agentcore_app.scripted.ScriptedModel`). It streams a fixed answer whatever the prompt (with
+  ``remember=1`` opened by the previous question); it is never a real model, and
   :attr:`ModelChoice.is_scripted` lets callers say so.
 
 With no spec, :func:`default_model_spec` picks ``bedrock:<BEDROCK_MODEL_ID or the default>`` when boto3
@@ -51,7 +52,7 @@ _OPTIONS: dict[str, frozenset[str]] = {
     "bedrock": frozenset({"region"}),
     "ollama": frozenset({"host"}),
     "openai": frozenset({"base_url"}),
-    "scripted": frozenset({"text", "lang", "first_sentence_s", "total_s"}),
+    "scripted": frozenset({"text", "lang", "first_sentence_s", "total_s", "remember"}),
 }
 
 
@@ -191,6 +192,10 @@ def create_model(spec: str | ModelChoice) -> Model:
             value = _float_option(choice, name)
             if value is not None:
                 scripted_options[name] = value
+        if "remember" in choice.options:
+            if choice.options["remember"] not in ("0", "1"):
+                raise ModelSpecError("option remember must be 0 or 1")
+            scripted_options["remember"] = choice.options["remember"] == "1"
         return ScriptedModel(**scripted_options)
     if choice.provider == "bedrock":
         from strands.models.bedrock import BedrockModel

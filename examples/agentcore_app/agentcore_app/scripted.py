@@ -2,8 +2,11 @@
 
 This is NOT a language model. It exists so the demo, the benchmarks and the tests can run offline and
 repeatably: every call streams the same multi-paragraph answer as ``contentBlockDelta`` text events,
-word by word, with sleeps between them. By default the first sentence is complete after about 0.6 s and
-the whole answer after about 5 s, which is roughly what a fast hosted model does.
+word by word, with sleeps between them. With ``remember``, in a conversation (an earlier question in the
+messages) the answer opens with ``Earlier you asked: <that question>``, so a follow-up turn shows the
+memory. By
+default the first sentence is complete after about 0.6 s and the whole answer after about 5 s, which is
+roughly what a fast hosted model does.
 """
 
 from __future__ import annotations
@@ -68,6 +71,21 @@ _CJK: Final = "\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef"
 _TOKEN = re.compile(rf"[{_CJK}]\s*|[^\s{_CJK}]+\s*|\s+")
 
 
+def _remembering(messages: Messages) -> str:
+    """``Earlier you asked: <the previous question>`` when there was one, else nothing."""
+    questions = [
+        str(block["text"]).strip()
+        for message in messages
+        if message["role"] == "user"
+        for block in message["content"]
+        if "text" in block
+    ]
+    if len(questions) < 2:
+        return ""
+    earlier = questions[-2].rstrip(".?! ")
+    return f"Earlier you asked: {earlier}. "
+
+
 class ScriptedModelConfig(TypedDict, total=False):
     """Configuration of :class:`ScriptedModel`.
 
@@ -76,12 +94,14 @@ class ScriptedModelConfig(TypedDict, total=False):
         first_sentence_s: Seconds until the first sentence has been streamed completely.
         total_s: Seconds until the whole answer has been streamed.
         model_id: A name for logs and traces.
+        remember: Open the answer with the previous question, when there is one.
     """
 
     text: str
     first_sentence_s: float
     total_s: float
     model_id: str
+    remember: bool
 
 
 def split_tokens(text: str) -> list[str]:
@@ -116,19 +136,27 @@ class ScriptedModel(Model):
         ```
     """
 
-    def __init__(self, text: str | None = None, first_sentence_s: float = 0.6, total_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        text: str | None = None,
+        first_sentence_s: float = 0.6,
+        total_s: float = 5.0,
+        remember: bool = False,
+    ) -> None:
         """Create the model.
 
         Args:
             text: The answer to stream; :data:`SCRIPTED_ANSWER` when None.
             first_sentence_s: Seconds until the first sentence is complete.
             total_s: Seconds until the whole answer is complete (at least ``first_sentence_s``).
+            remember: Open the answer with the previous question, when there is one (shows memory).
         """
         self.config: ScriptedModelConfig = {
             "text": SCRIPTED_ANSWER if text is None else text,
             "first_sentence_s": first_sentence_s,
             "total_s": max(total_s, first_sentence_s),
             "model_id": "scripted",
+            "remember": remember,
         }
 
     def update_config(self, **model_config: Any) -> None:
@@ -159,7 +187,7 @@ class ScriptedModel(Model):
         """Stream the scripted answer as Strands stream events (text deltas with sleeps between them).
 
         Args:
-            messages: Ignored (the answer is fixed).
+            messages: Only for an earlier question (the answer is fixed otherwise).
             tool_specs: Ignored.
             system_prompt: Ignored.
             **kwargs: ``cancel_signal`` (a ``threading.Event``) stops the stream early; the rest is ignored.
@@ -169,7 +197,8 @@ class ScriptedModel(Model):
             ``messageStop`` and ``metadata`` events.
         """
         cancel_signal = kwargs.get("cancel_signal")
-        tokens = split_tokens(str(self.config["text"]))
+        opening = _remembering(messages) if self.config.get("remember") else ""
+        tokens = split_tokens(opening + str(self.config["text"]))
         started = time.monotonic()
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockStart": {"start": {}}}

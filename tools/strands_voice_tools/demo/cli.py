@@ -19,7 +19,7 @@ from strands_voice_tools.bench.machine import load_average
 from strands_voice_tools.demo.progress import Progress
 from strands_voice_tools.demo.record import build_record, write_record
 from strands_voice_tools.demo.report import format_report, report_to_json
-from strands_voice_tools.demo.runner import DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
+from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
 
 __all__ = ["add_arguments", "answer_language", "run"]
@@ -70,6 +70,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="bedrock:<model-id>, ollama:<name>, openai:<model-id> or scripted "
         "(default: scripted, the offline stand-in)",
+    )
+    parser.add_argument(
+        "--follow-up",
+        nargs="?",
+        const=DEFAULT_FOLLOW_UP,
+        default=None,
+        metavar="PROMPT",
+        help="then ask PROMPT in the same conversation (AgentCore session) as the first mode, to show "
+        f"the agent's memory (default PROMPT: {DEFAULT_FOLLOW_UP!r})",
     )
     parser.add_argument(
         "--serve",
@@ -136,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             progress.note(f"model: {choice.description}")
+        if choice.is_scripted and (args.serve or args.follow_up is not None):
+            # The page and the follow-up are conversations: the stand-in shows it remembers.
+            spec += ("&" if "?" in spec else "?") + "remember=1"
         if args.serve:
             return serve(args, spec, progress)
         modes = ("bidi", "batch") if args.mode == "both" else (args.mode,)
@@ -148,6 +160,7 @@ def run(args: argparse.Namespace) -> int:
             audio_format=args.audio_format,
             out_dir=args.out,
             progress=progress,
+            follow_up=args.follow_up,
         )
     except StrandsVoiceError as error:
         print(f"strands-voice demo: error: {error}", file=sys.stderr)

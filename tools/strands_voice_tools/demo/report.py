@@ -24,6 +24,8 @@ class DemoReport:
         results: One result per mode, in the order run (client times in seconds).
         pcm: Each mode's audio, decoded to 16-bit PCM at 24 kHz.
         wavs: Where each mode's WAV was written.
+        follow_up_prompt: The follow-up question asked in the first mode's conversation, if any.
+        follow_up: Its answer.
     """
 
     prompt: str
@@ -32,6 +34,8 @@ class DemoReport:
     results: list[ModeResult]
     pcm: dict[str, bytes] = field(default_factory=dict, repr=False)
     wavs: dict[str, Path] = field(default_factory=dict)
+    follow_up_prompt: str | None = None
+    follow_up: ModeResult | None = None
 
     def audio_s(self, mode: str) -> float:
         """Seconds of audio ``mode`` received."""
@@ -48,6 +52,10 @@ class DemoReport:
         if bidi is None or batch is None or not bidi.first_audio_s or batch.first_audio_s is None:
             return None
         return batch.first_audio_s / bidi.first_audio_s
+
+
+def _answer_text(result: ModeResult) -> str:
+    return "".join(arrival.text for arrival in result.texts).strip()
 
 
 def _seconds(value: float | None) -> str:
@@ -96,7 +104,12 @@ def format_report(report: DemoReport) -> str:
         "times are measured at the client, from sending the request; first text is the first text_delta; "
         "first heard is when the first 10 ms above -40 dBFS plays, on a player starting at the first audio"
     )
-    for r in report.results:
+    follow_up = report.follow_up
+    if follow_up is not None:
+        answer = _answer_text(follow_up)
+        lines.append(f"follow-up in the same conversation: {report.follow_up_prompt}")
+        lines.append(f"  answer ({_seconds(follow_up.first_audio_s)} to first audio): {answer[:200]}")
+    for r in [*report.results, *([follow_up] if follow_up is not None else [])]:
         for error in r.error_lines:
             lines.append(f"{r.mode}: error {error}")
     if report.model.is_scripted:
@@ -126,4 +139,11 @@ def report_to_json(report: DemoReport) -> dict[str, Any]:
             for r in report.results
         },
         "ttfa_ratio_batch_over_bidi": None if ratio is None else round(ratio, 4),
+        "follow_up": None
+        if report.follow_up is None
+        else {
+            "prompt": report.follow_up_prompt,
+            "text": _answer_text(report.follow_up),
+            **report.follow_up.figures(),
+        },
     }

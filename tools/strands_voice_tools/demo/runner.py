@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -17,10 +18,14 @@ from strands_voice_tools.demo.stack import start_demo_stack
 if TYPE_CHECKING:
     from kokoro_endpoint.engines import Engine
 
-__all__ = ["DEFAULT_OUT_DIR", "DEFAULT_PROMPT", "run_demo", "run_mode"]
+__all__ = ["DEFAULT_FOLLOW_UP", "DEFAULT_OUT_DIR", "DEFAULT_PROMPT", "SESSION_HEADER", "run_demo", "run_mode"]
 
 #: Asks what the built-in scripted answer happens to be about, so prompt and answer match.
 DEFAULT_PROMPT: Final = "What does the Premium plan include, and how much does it cost?"
+#: The follow-up turn's question (``--follow-up`` without a value): it only makes sense with memory.
+DEFAULT_FOLLOW_UP: Final = "And how do I cancel it?"
+#: The AgentCore session header: invocations that carry the same id are one conversation.
+SESSION_HEADER: Final = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 DEFAULT_OUT_DIR: Final = Path("out") / "demo"
 _READ_TIMEOUT_S: Final = 300.0
 
@@ -34,6 +39,7 @@ def run_mode(
     audio_format: str = "pcm16",
     read_timeout: float = _READ_TIMEOUT_S,
     on_update: Callable[[ModeResult], None] | None = None,
+    session_id: str | None = None,
 ) -> ModeResult:
     """Send one prompt to the app's ``/invocations`` and record its SSE stream as it arrives.
 
@@ -45,6 +51,7 @@ def run_mode(
         audio_format: The audio format to ask for.
         read_timeout: Longest silence on the stream, in seconds.
         on_update: Called with the partial result after each chunk of the body (for progress).
+        session_id: The conversation it belongs to (the AgentCore session header); None: a one-off.
 
     Returns:
         The events, timed at the client from sending the request (``first_heard_s`` set for pcm16).
@@ -65,7 +72,12 @@ def run_mode(
     try:
         with (
             httpx.Client(timeout=timeout) as client,
-            client.stream("POST", f"{app_url}/invocations", json=payload) as response,
+            client.stream(
+                "POST",
+                f"{app_url}/invocations",
+                json=payload,
+                headers={} if session_id is None else {SESSION_HEADER: session_id},
+            ) as response,
         ):
             if response.status_code != 200:
                 response.read()
@@ -93,8 +105,13 @@ def run_demo(
     out_dir: Path | None = DEFAULT_OUT_DIR,
     engine: Engine | None = None,
     progress: Progress | None = None,
+    follow_up: str | None = None,
 ) -> DemoReport:
     """Start the stack, run each mode once, write the WAVs, stop the stack.
+
+    With ``follow_up``, the first mode's question opens a conversation (an AgentCore session id) and
+    ``follow_up`` is asked next in it (``bidi``): its answer shows what the agent remembers. The other
+    modes stay one-off, so every mode answers the same question with the same history.
 
     Args:
         prompt: The prompt to send.
@@ -105,6 +122,7 @@ def run_demo(
         out_dir: Where to write ``<mode>.wav``; no files when None.
         engine: An already loaded TTS engine (tests share one).
         progress: Where to show progress.
+        follow_up: A second question in the first mode's conversation (None: none).
 
     Returns:
         The report.
@@ -117,15 +135,22 @@ def run_demo(
     steps = progress or Progress(animate=False)
     stack = start_demo_stack(model_spec, engine=engine, progress=steps)
     report = DemoReport(prompt=prompt, model=stack.model, voice=voice or stack.voice, results=[])
+    session_id = uuid.uuid4().hex + "-demo" if follow_up is not None else None
     try:
-        for mode in modes:
+        for index, mode in enumerate(modes):
             with steps.step(f"{mode}: asking the agent and speaking its answer") as status:
 
                 def show(partial: ModeResult, status: ProgressStep = status) -> None:
                     status.detail = f"{len(partial.events)} events, {len(partial.audio)} audio chunks"
 
                 result = run_mode(
-                    stack.app_url, prompt, mode, voice=voice, audio_format=audio_format, on_update=show
+                    stack.app_url,
+                    prompt,
+                    mode,
+                    voice=voice,
+                    audio_format=audio_format,
+                    on_update=show,
+                    session_id=session_id if index == 0 else None,
                 )
             encoded = result.encoded_audio
             pcm = encoded if audio_format == "pcm16" or not encoded else decode_audio(encoded, audio_format)
@@ -135,6 +160,17 @@ def run_demo(
                 out_dir.mkdir(parents=True, exist_ok=True)
                 report.wavs[mode] = out_dir / f"{mode}.wav"
                 write_wav(report.wavs[mode], pcm)
+        if follow_up is not None:
+            with steps.step("follow-up: asking again in the same conversation"):
+                report.follow_up_prompt = follow_up
+                report.follow_up = run_mode(
+                    stack.app_url,
+                    follow_up,
+                    "bidi",
+                    voice=voice,
+                    audio_format=audio_format,
+                    session_id=session_id,
+                )
     finally:
         stack.stop()
     return report

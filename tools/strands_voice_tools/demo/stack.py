@@ -160,6 +160,7 @@ def start_demo_stack(
     llm = model if model is not None else create_model(choice)
     try:
         from agentcore_app.app import create_app as create_voice_app
+        from agentcore_app.conversation_store import ConversationStore
         from kokoro_endpoint.app import create_app as create_endpoint_app
     except ImportError as exc:
         raise DemoError(
@@ -177,7 +178,13 @@ def start_demo_stack(
         create_endpoint_app(engine=engine), host, endpoint_port, "TTS endpoint", "--tts-port"
     )
     try:
-        app = create_voice_app(tts_url=endpoint.ws_url, model=llm, silence_timeout=_SILENCE_TIMEOUT_S)
+        # Conversations in memory only: the demo leaves nothing on disk.
+        app = create_voice_app(
+            tts_url=endpoint.ws_url,
+            model=llm,
+            silence_timeout=_SILENCE_TIMEOUT_S,
+            conversation_store=ConversationStore(kind="none"),
+        )
         _quiet_agentcore_log()
         app_server = _start_server(app, host, app_port, "agent app", "--port")
     except BaseException:

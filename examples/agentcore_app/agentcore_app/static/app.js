@@ -358,6 +358,69 @@ let audioContext = null;
 let player = null;
 let run = null; // the current request
 
+// ---------------------------------------------------------------------------------------------------
+// The conversation: one AgentCore session id for the page's life (until "New conversation")
+
+/** The header that names the conversation (the AgentCore Runtime's session id). */
+const SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
+
+function newSessionId() {
+  // 36 characters: within AgentCore's 33-256 and the app's [A-Za-z0-9._-] rule.
+  return crypto.randomUUID ? crypto.randomUUID() : `page-${Date.now()}-${Math.random().toString(36).slice(2, 14)}`;
+}
+
+const conversation = { sessionId: newSessionId(), turns: [] };
+window.voiceConversation = conversation;
+
+function showSession() {
+  $("session-id").textContent = conversation.sessionId;
+}
+
+/** A new turn in the list: the question now, the answer as it ends. */
+function addTurn(prompt) {
+  const item = document.createElement("li");
+  item.dataset.state = "speaking";
+  const you = document.createElement("p");
+  you.className = "you";
+  you.textContent = prompt;
+  const agent = document.createElement("p");
+  agent.className = "agent";
+  agent.textContent = "…";
+  item.append(you, agent);
+  $("turns").append(item);
+  const turn = { prompt, answer: "", state: "speaking", item };
+  conversation.turns.push(turn);
+  return turn;
+}
+
+function settleTurn(turn, state, answer) {
+  if (!turn || turn.state !== "speaking") return;
+  turn.state = state;
+  turn.answer = answer;
+  turn.item.dataset.state = state;
+  turn.item.querySelector(".agent").textContent = answer || "(nothing heard)";
+}
+
+/** Barge in on the session's answer at the app (the Stop button): the agent stops and remembers what was heard. */
+function sendInterrupt(sessionId, requestId) {
+  // The request id (from agent_start), when known, keeps a late Stop off the session's NEXT answer.
+  const body = requestId ? { action: "interrupt", request_id: requestId } : { action: "interrupt" };
+  fetch("invocations", {
+    method: "POST",
+    headers: { "Content-Type": "application/json", [SESSION_HEADER]: sessionId },
+    body: JSON.stringify(body),
+    keepalive: true,
+  }).catch(() => {}); // best effort: closing the stream below also interrupts the answer
+}
+
+function newConversation() {
+  if (run && !run.finished) run.stop();
+  conversation.sessionId = newSessionId();
+  conversation.turns = [];
+  $("turns").replaceChildren();
+  showSession();
+}
+
 function getAudio() {
   if (!audioContext) {
     try {
@@ -444,6 +507,8 @@ function dropVoidPartial(current, event) {
 class Run {
   constructor(payload) {
     this.payload = payload;
+    this.sessionId = conversation.sessionId;
+    this.turn = addTurn(payload.prompt);
     this.controller = new AbortController();
     this.t0 = performance.now();
     this.streamDone = false;
@@ -489,7 +554,11 @@ class Run {
     try {
       response = await fetch("invocations", {
         method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "text/event-stream",
+          [SESSION_HEADER]: this.sessionId,
+        },
         body: JSON.stringify(this.payload),
         signal: this.controller.signal,
       });
@@ -545,6 +614,10 @@ class Run {
     const t = this.now();
     switch (event.type) {
       case "agent_start":
+        this.requestId = event.request_id || null;
+        break;
+      case "interrupted":
+        settleTurn(this.turn, "interrupted", event.heard_text || "");
         break;
       case "text_delta":
         this.onText(event.text || "", t);
@@ -735,6 +808,7 @@ class Run {
       return;
     }
     this.finished = true;
+    settleTurn(this.turn, "done", this.text.trim());
     stats.completed += 1;
     const failed = stats.errors.length > 0;
     if (failed && !this.text) setState("error", "The request failed.");
@@ -744,6 +818,7 @@ class Run {
   }
 
   fail(message) {
+    settleTurn(this.turn, "failed", this.text);
     stats.errors.push({ code: "request_failed", message });
     showError(message);
     this.streamDone = true;
@@ -751,9 +826,14 @@ class Run {
     setState("error", "The request failed.");
   }
 
-  /** Stop button / barge-in: abort the request (the app cancels synthesis) and silence playback. */
-  stop() {
+  /**
+   * Stop button / barge-in: tell the app to interrupt the answer (``interrupt``: false when a new
+   * question follows, which barges in by itself), abort the request and silence playback.
+   */
+  stop({ interrupt = true } = {}) {
     if (this.controller.signal.aborted) return;
+    if (interrupt) sendInterrupt(this.sessionId, this.requestId);
+    settleTurn(this.turn, "stopped", this.text);
     this.controller.abort();
     player.stop();
     this.highlighter.clear();
@@ -959,7 +1039,7 @@ function speak(event) {
     $("prompt").focus();
     return;
   }
-  if (run && !run.finished) run.stop();
+  if (run && !run.finished) run.stop({ interrupt: false }); // the new question barges in at the app
   else if (player) player.stop();
   if (run) run.highlighter.clear();
   getAudio();
@@ -989,6 +1069,8 @@ function stop() {
 
 $("ask-form").addEventListener("submit", speak);
 $("stop").addEventListener("click", stop);
+$("new-conversation").addEventListener("click", newConversation);
+showSession();
 $("prompt").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) speak(event);
 });
@@ -996,5 +1078,5 @@ document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") stop();
 });
 
-window.voicePage = { SSEParser, locateSentence, stop, dropVoidPartial, get run() { return run; }, get player() { return player; } };
+window.voicePage = { SSEParser, locateSentence, stop, newConversation, dropVoidPartial, get run() { return run; }, get player() { return player; } };
 document.documentElement.dataset.ready = "true";

@@ -1,0 +1,165 @@
+"""The app's conversations: one Strands agent per AgentCore session id, one answer at a time.
+
+An invocation that names a session (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``, the runtime's
+``context.session_id``) continues that session's conversation: its agent is kept in memory between
+invocations (and loaded from the store, :mod:`agentcore_app.conversation_store`, after a restart or once
+evicted), so the model sees the earlier turns. An invocation without a session id is a conversation of
+its own (a fresh agent, nothing stored).
+
+A session speaks one answer at a time: a new invocation barges in on the answer still speaking
+(``handler.interrupt()``: that stream ends with ``interrupted``, and the agent is cancelled and remembers
+what was heard), then waits for that answer's stream to end before its own starts. Each session has its
+own lock: two sessions never wait on each other. A conversation idle for ``idle_s`` leaves memory (the
+store keeps it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from strands import Agent
+from strands.agent.conversation_manager import SlidingWindowConversationManager
+
+from agentcore_app.conversation_store import ConversationStore, validate_session_id
+from strands_voice.handler import VoiceCallbackHandler
+
+__all__ = ["Conversation", "Conversations", "SessionBusyError"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds a new invocation waits for the session's previous answer to stop after the barge-in.
+DEFAULT_TAKEOVER_S: Final = 15.0
+
+
+class SessionBusyError(Exception):
+    """The session's previous answer did not stop in time for the new one."""
+
+
+@dataclass
+class Conversation:
+    """One session's agent, and the answer it is speaking.
+
+    Attributes:
+        session_id: The AgentCore session id (None: a one-off conversation).
+        agent: The agent (created on the session's first turn in this process).
+        voice: The voice handler of the answer speaking now, if any.
+        request_id: That answer's request id (``agent_start.request_id``).
+        last_used: ``time.monotonic()`` of the last turn's end.
+    """
+
+    session_id: str | None
+    agent: Agent | None = None
+    voice: VoiceCallbackHandler | None = None
+    request_id: str | None = None
+    last_used: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    waiting: int = 0  # turns waiting for, or holding, the lock
+
+
+class Conversations:
+    """The conversations of one app, by session id (see the module docstring).
+
+    Args:
+        store: Where conversations are kept, the window and the idle time.
+        make_agent: Builds an agent from its session manager (None: not stored) and conversation manager.
+        takeover_s: Seconds a barging-in invocation waits for the previous answer to stop.
+        clock: ``time.monotonic`` (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        store: ConversationStore,
+        make_agent: Callable[..., Agent],
+        *,
+        takeover_s: float = DEFAULT_TAKEOVER_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self._make_agent = make_agent
+        self._takeover_s = takeover_s
+        self._clock = clock
+        self._live: dict[str, Conversation] = {}
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def _conversation(self, session_id: str | None) -> Conversation:
+        self._evict_idle()
+        if session_id is None:
+            return Conversation(None)
+        conversation = self._live.get(session_id)
+        if conversation is None:
+            conversation = self._live[session_id] = Conversation(session_id, last_used=self._clock())
+        return conversation
+
+    def _evict_idle(self) -> None:
+        """Drop conversations idle longer than ``idle_s`` from memory (their store keeps them)."""
+        now = self._clock()
+        for session_id, conversation in list(self._live.items()):
+            if conversation.waiting == 0 and now - conversation.last_used > self.store.idle_s:
+                logger.debug("session_id=<%s> | idle conversation leaves memory", session_id)
+                del self._live[session_id]
+
+    def _new_agent(self, session_id: str | None) -> Agent:
+        manager = None if session_id is None else self.store.session_manager(session_id)
+        window = SlidingWindowConversationManager(window_size=self.store.window)
+        return self._make_agent(session_manager=manager, conversation_manager=window)
+
+    def interrupt(self, session_id: str, request_id: str | None = None) -> bool:
+        """Barge in on the answer ``session_id`` is speaking, if any (the page's Stop button).
+
+        Args:
+            session_id: The session.
+            request_id: Only if it is this answer (a late Stop must not cut the session's next answer).
+
+        Returns:
+            Whether an answer was interrupted.
+        """
+        conversation = self._live.get(session_id)
+        if conversation is None or conversation.voice is None:
+            return False
+        if request_id is not None and request_id != conversation.request_id:
+            return False
+        return conversation.voice.interrupt()
+
+    @contextlib.asynccontextmanager
+    async def turn(
+        self, session_id: str | None, voice: VoiceCallbackHandler, request_id: str | None = None
+    ) -> AsyncIterator[Agent]:
+        """The session's agent for one answer spoken by ``voice``, once the previous answer has stopped.
+
+        Raises:
+            InvalidSessionIdError: The session id is refused (checked before anything is kept).
+            SessionBusyError: The previous answer did not stop within ``takeover_s``.
+        """
+        if session_id is not None:
+            validate_session_id(session_id)
+        conversation = self._conversation(session_id)
+        conversation.waiting += 1
+        try:
+            speaking = conversation.voice
+            if speaking is not None:
+                logger.debug("session_id=<%s> | a new invocation barges in", session_id)
+                speaking.interrupt()
+            try:
+                await asyncio.wait_for(conversation.lock.acquire(), self._takeover_s)
+            except TimeoutError as error:
+                raise SessionBusyError("the session's previous answer is still speaking") from error
+            try:
+                if conversation.agent is None:
+                    # Loading a stored conversation is blocking I/O (files, S3): off the server's loop.
+                    conversation.agent = await asyncio.to_thread(self._new_agent, session_id)
+                conversation.voice, conversation.request_id = voice, request_id
+                yield conversation.agent
+            finally:
+                conversation.voice = conversation.request_id = None
+                conversation.last_used = self._clock()
+                conversation.lock.release()
+        finally:
+            conversation.waiting -= 1
