@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shlex
 import socket
 import wave
 from pathlib import Path
@@ -88,7 +89,9 @@ def test_app_demo_single_mode_recorded_for_the_readme(
     assert [p.name for p in (tmp_path / "wavs").iterdir()] == ["batch.wav"]
     assert "batch / bidi" not in capsys.readouterr().out
     record = json.loads((tmp_path / "docs" / "demo.json").read_text(encoding="utf-8"))
-    assert record["command"] == f"uv run strands-voice demo --record --mode batch --model {FAST_SCRIPTED}"
+    assert record["command"] == shlex.join(
+        ["uv", "run", "strands-voice", "demo", "--record", "--mode", "batch", "--model", FAST_SCRIPTED]
+    )
     assert record["machine"]["cpu_cores"] and record["recorded_at"]
     assert set(record["modes"]) == {"batch"} and record["modes"]["batch"]["first_audio_s"] > 0
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")
