@@ -1,0 +1,208 @@
+"""The scheduler's choices, with a fake engine (steps that record themselves) and a fake clock.
+
+The clock only moves when a test moves it, and the single worker is held by a gate step while the others
+queue, so each test's order is fully determined by the policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from fake_clock import FakeTime
+from kokoro_endpoint.scheduler import Playback, SegmentStream, SynthesisScheduler
+from strands_voice_protocol.errors import ConfigurationError
+
+HANG_GUARD_S = 30.0
+
+
+def test_playback_runs_out_at_real_time_speed_and_restarts_after_a_stall() -> None:
+    time_ = FakeTime()
+    playback = Playback(time_.clock)
+    assert playback.deadline(since=3.0) == 3.0  # nothing heard yet: due when the request arrived
+    time_.now = 10.0
+    playback.add(2.0)
+    assert playback.runs_out_at == 12.0
+    time_.now = 11.0
+    playback.add(1.5)  # queued behind what is still playing
+    assert playback.runs_out_at == 13.5
+    assert playback.buffered_s() == 2.5
+    assert playback.deadline(since=10.0) == 13.5
+    assert playback.deadline(since=20.0) == 20.0  # a later request in an idle session: due on arrival
+    time_.now = 15.0  # ran out at 13.5: the next audio plays from now
+    assert playback.buffered_s() == 0.0
+    playback.add(1.0)
+    assert playback.runs_out_at == 16.0
+    assert playback.audio_s == 4.5
+
+
+def _one_step(name: str, log: list[str], audio_s: float = 0.5) -> Iterator[float]:
+    log.append(name)
+    yield audio_s
+
+
+def _held(gate: threading.Event, log: list[str]) -> Iterator[float]:
+    gate.wait(HANG_GUARD_S)
+    log.append("gate")
+    yield 0.0
+
+
+async def _until(predicate: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``predicate()`` holds."""
+    async with asyncio.timeout(HANG_GUARD_S):
+        for _ in itertools.count():
+            if predicate():
+                return
+            await asyncio.sleep(0.005)
+
+
+def _queued(scheduler: SynthesisScheduler, count: int) -> bool:
+    return scheduler.counters().queued_steps == count
+
+
+async def _run_in_order(scheduler: SynthesisScheduler, streams: list[SegmentStream[float]]) -> None:
+    """Hold the worker, queue one step of each stream (in list order), then let the worker choose."""
+    gate = threading.Event()
+    log: list[str] = []
+    held = scheduler.stream(_held(gate, log))
+    holding = asyncio.create_task(held.next())
+    await _until(lambda: scheduler.counters().running_steps == 1)
+    steps = []
+    for stream in streams:
+        steps.append(asyncio.create_task(stream.next()))
+        await _until(functools.partial(_queued, scheduler, len(steps)))
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(holding, *steps), HANG_GUARD_S)
+    held.close()
+
+
+def _choose(policy: str, setup: list[tuple[str, float | None, float]]) -> list[str]:
+    """The order in which one step of each listener runs.
+
+    Args:
+        policy: The scheduler's policy.
+        setup: Per listener, in submission order: name, seconds of audio it got at t=10 (None: none yet),
+            and when its request arrived.
+    """
+    time_ = FakeTime()
+    log: list[str] = []
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1, policy, time_.clock)
+        try:
+            streams = []
+            for name, heard_s, since in setup:
+                playback = scheduler.playback()
+                if heard_s is not None:
+                    time_.now = 10.0
+                    playback.add(heard_s)
+                time_.now = since
+                streams.append(scheduler.stream(_one_step(name, log), playback, float))
+            time_.now = 10.0
+            await _run_in_order(scheduler, streams)
+            for stream in streams:
+                stream.close()
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(run())
+    return log
+
+
+# Listener "long" has 5 s buffered, "short" 1 s, "new" just arrived (t=10) with nothing yet.
+THREE = [("long", 5.0, 1.0), ("short", 1.0, 2.0), ("new", None, 10.0)]
+
+
+def test_deadline_runs_the_newcomer_first_then_whoever_runs_out_first() -> None:
+    assert _choose("deadline", THREE) == ["new", "short", "long"]
+
+
+def test_fifo_runs_steps_in_submission_order() -> None:
+    assert _choose("fifo", THREE) == ["long", "short", "new"]
+
+
+def test_deadline_weighs_a_listeners_buffer_against_newcomers_arrival_times() -> None:
+    # "playing" got 1 s at t=10, so it runs out at 11: a request that arrived at 10.5 is due before it,
+    # one that arrived at 12 after it.
+    order = _choose("deadline", [("later", None, 12.0), ("playing", 1.0, 3.0), ("sooner", None, 10.5)])
+    assert order == ["sooner", "playing", "later"]
+
+
+def test_deadline_ties_go_to_the_older_request_of_a_session() -> None:
+    time_ = FakeTime()
+    log: list[str] = []
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1, "deadline", time_.clock)
+        try:
+            shared = scheduler.playback()
+            time_.now = 10.0
+            shared.add(2.0)
+            first = scheduler.stream(_one_step("request-1", log), shared, float)
+            second = scheduler.stream(_one_step("request-2", log), shared, float)
+            # Queued in the opposite order: the session's older request still goes first.
+            await _run_in_order(scheduler, [second, first])
+            assert scheduler.counters().listeners == 1
+            first.close()
+            second.close()
+            assert scheduler.counters().listeners == 0
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(run())
+    assert log == ["request-1", "request-2"]
+
+
+def test_a_step_feeds_its_listeners_playback_and_counts_lateness() -> None:
+    time_ = FakeTime()
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1, "deadline", time_.clock)
+        try:
+            playback = scheduler.playback()
+            time_.now = 5.0
+            stream = scheduler.stream(iter([0.75, 0.25]), playback, float)
+            assert await stream.next() == 0.75
+            assert playback.runs_out_at == 5.75
+            time_.now = 7.0  # the listener ran out at 5.75: the next step starts late
+            assert await stream.next() == 0.25
+            assert await stream.next() is None
+            counters = scheduler.counters()
+            assert (counters.steps, counters.late_steps, counters.queued_steps) == (3, 1, 0)
+            assert playback.audio_s == 1.0
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(run())
+
+
+def test_admission_refuses_a_listener_the_measured_load_cannot_feed() -> None:
+    def slow() -> Iterator[float]:
+        time.sleep(0.05)  # at least 50 ms of compute for 10 ms of audio: load >= 5
+        yield 0.01
+        yield 0.01
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1)
+        try:
+            assert scheduler.admits(0.9)  # nothing measured yet
+            stream = scheduler.stream(slow(), seconds=float)
+            assert await stream.next() == 0.01
+            assert scheduler.counters().load >= 4.0
+            assert not scheduler.admits(0.9)
+            assert scheduler.admits(None)  # off by default
+            stream.close()
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(run())
+
+
+def test_an_unknown_policy_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError):
+        SynthesisScheduler(1, "random")
