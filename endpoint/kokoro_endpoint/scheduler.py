@@ -8,10 +8,11 @@ the step's future.
 Which queued step runs next is the scheduler's ``policy``:
 
 - ``deadline`` (the default): each listener has a :class:`Playback`, the time its audio runs out if it
-  plays at real-time speed from its first byte. The step whose listener runs out first goes next; a new
-  request's first step is due when the request arrived (at once), so a newcomer goes ahead of listeners
-  who still have seconds of audio buffered. Ties go to the older stream (a session's request N before
-  its request N+1), then to the step submitted first.
+  plays at real-time speed from its first byte. A new request's first step, when its listener has
+  nothing left to hear, is due at once: such steps go first, in the order the requests arrived (so a
+  newcomer waits for at most the step running now, even when the others are stalling). Every other step
+  goes by its listener's deadline, the one who runs out first next. Ties go to the older stream (a
+  session's request N before its request N+1), then to the step submitted first.
 - ``fifo``: first submitted, first run (sessions take turns step by step).
 
 The choice is made when a worker becomes free, with the clock of that moment, so it is deterministic for
@@ -256,10 +257,13 @@ class SynthesisScheduler:
 
     # worker ------------------------------------------------------------------------------------------
 
-    def _key(self, job: _Job) -> tuple[float, int, int]:
+    def _key(self, job: _Job) -> tuple[int, float, int, int]:
         if self.policy == "fifo":
-            return (0.0, 0, job.seq)
-        return (job.stream.deadline(), job.stream.order, job.seq)
+            return (0, 0.0, 0, job.seq)
+        stream = job.stream
+        if stream.opens():
+            return (0, stream.since, stream.order, job.seq)
+        return (1, stream.deadline(), stream.order, job.seq)
 
     def _next_job(self) -> tuple[_Job, float] | None:
         """The most urgent queued step (blocking until one is queued); None once stopped."""
@@ -300,6 +304,7 @@ class SynthesisScheduler:
             self._running -= 1
             self._steps += 1
             self._late += int(late)
+            stream.started = True
             if audio_s > 0:
                 stream.playback.add(audio_s)
                 sample = compute_s / audio_s
@@ -321,6 +326,7 @@ class SegmentStream[T]:
         seconds: The audio seconds of a step's result (None: unknown).
         since: When the request arrived (its first step is due then).
         order: The stream's creation order (older streams win ties).
+        started: Whether a step of it has run.
     """
 
     def __init__(
@@ -338,8 +344,14 @@ class SegmentStream[T]:
         self.seconds = seconds
         self.since = since
         self.order = order
+        self.started = False  # a step of it has run
         self._running: concurrent.futures.Future[Any] | None = None
         self._closed = False
+
+    def opens(self) -> bool:
+        """Whether the next step is a request's first for a listener with nothing left to hear."""
+        runs_out_at = self.playback.runs_out_at
+        return not self.started and (runs_out_at is None or runs_out_at <= self.since)
 
     def deadline(self) -> float:
         """When this stream's listener needs its next audio."""

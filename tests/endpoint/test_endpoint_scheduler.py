@@ -86,8 +86,8 @@ def _choose(policy: str, setup: list[tuple[str, float | None, float]]) -> list[s
 
     Args:
         policy: The scheduler's policy.
-        setup: Per listener, in submission order: name, seconds of audio it got at t=10 (None: none yet),
-            and when its request arrived.
+        setup: Per listener, in submission order: name, seconds of audio it got when its request arrived
+            (None: none yet), and when its request arrived. The choice is made at t=10.
     """
     time_ = FakeTime()
     log: list[str] = []
@@ -98,10 +98,9 @@ def _choose(policy: str, setup: list[tuple[str, float | None, float]]) -> list[s
             streams = []
             for name, heard_s, since in setup:
                 playback = scheduler.playback()
-                if heard_s is not None:
-                    time_.now = 10.0
-                    playback.add(heard_s)
                 time_.now = since
+                if heard_s is not None:
+                    playback.add(heard_s)
                 streams.append(scheduler.stream(_one_step(name, log), playback, float))
             time_.now = 10.0
             await _run_in_order(scheduler, streams)
@@ -114,11 +113,11 @@ def _choose(policy: str, setup: list[tuple[str, float | None, float]]) -> list[s
     return log
 
 
-# Listener "long" has 5 s buffered, "short" 1 s, "new" just arrived (t=10) with nothing yet.
+# At t=10: "long" (5 s from t=1) ran out at 6, "short" (1 s from t=2) at 3; "new" just arrived.
 THREE = [("long", 5.0, 1.0), ("short", 1.0, 2.0), ("new", None, 10.0)]
 
 
-def test_deadline_runs_the_newcomer_first_then_whoever_runs_out_first() -> None:
+def test_deadline_runs_the_newcomer_first_then_whoever_ran_out_first() -> None:
     assert _choose("deadline", THREE) == ["new", "short", "long"]
 
 
@@ -126,11 +125,17 @@ def test_fifo_runs_steps_in_submission_order() -> None:
     assert _choose("fifo", THREE) == ["long", "short", "new"]
 
 
-def test_deadline_weighs_a_listeners_buffer_against_newcomers_arrival_times() -> None:
-    # "playing" got 1 s at t=10, so it runs out at 11: a request that arrived at 10.5 is due before it,
-    # one that arrived at 12 after it.
-    order = _choose("deadline", [("later", None, 12.0), ("playing", 1.0, 3.0), ("sooner", None, 10.5)])
-    assert order == ["sooner", "playing", "later"]
+def test_deadline_runs_newcomers_in_arrival_order_before_listeners_still_playing() -> None:
+    # "playing" got 4 s at t=8, so it runs out at 12; both newcomers go first, the earlier one first.
+    order = _choose("deadline", [("later", None, 9.5), ("playing", 4.0, 8.0), ("sooner", None, 9.0)])
+    assert order == ["sooner", "later", "playing"]
+
+
+def test_deadline_runs_a_newcomers_first_step_before_a_stalled_listener() -> None:
+    # "stalled" ran out at 3.5 and "long" at 7, both before the newcomer arrived (t=10): plain
+    # earliest-deadline-first would make the newcomer wait behind both; its first window goes first.
+    order = _choose("deadline", [("stalled", 0.5, 3.0), ("long", 5.0, 2.0), ("new", None, 10.0)])
+    assert order == ["new", "stalled", "long"]
 
 
 def test_deadline_ties_go_to_the_older_request_of_a_session() -> None:
