@@ -215,7 +215,8 @@ class SynthesisScheduler:
 
         The rule: with ``L`` the measured compute seconds per second of audio and ``n`` the listeners
         being synthesized for now, a new one is admitted while ``(n + 1) * L <= max_load * workers``.
-        Before any audio was measured, everyone is admitted.
+        Before any audio was measured, or while no one is being synthesized for, everyone is admitted
+        (refusing then would help no one).
 
         Args:
             max_load: The share of the workers' time the listeners may need (e.g. 0.9); None is off.
@@ -224,7 +225,7 @@ class SynthesisScheduler:
             return True
         with self._condition:
             listeners, load = len(self._open), self._load
-        return (listeners + 1) * load <= max_load * len(self._threads)
+        return listeners == 0 or (listeners + 1) * load <= max_load * len(self._threads)
 
     def shutdown(self) -> None:
         """Drop queued steps; a running step finishes on its thread."""

@@ -29,6 +29,7 @@ BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "silence threshold": lambda: SilencePolicy(threshold_dbfs=3.0),
     "window sizes": lambda: WindowPlan(first=0),
     "window growth": lambda: WindowPlan(growth=0.5),
+    "window first context": lambda: WindowPlan(first_context=-1),
 }
 
 

@@ -13,6 +13,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+import httpx
+import numpy as np
+import numpy.typing as npt
 import pytest
 from fake_clock import FakeTime
 from kokoro_endpoint.scheduler import Playback, SegmentStream, SynthesisScheduler
@@ -202,6 +205,7 @@ def test_admission_refuses_a_listener_the_measured_load_cannot_feed() -> None:
             assert not scheduler.admits(0.9)
             assert scheduler.admits(None)  # off by default
             stream.close()
+            assert scheduler.admits(0.9)  # no one is being synthesized for: refusing helps no one
         finally:
             scheduler.shutdown()
 
@@ -211,3 +215,53 @@ def test_admission_refuses_a_listener_the_measured_load_cannot_feed() -> None:
 def test_an_unknown_policy_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError):
         SynthesisScheduler(1, "random")
+
+
+class _SlowToneEngine:
+    """A stand-in engine: each segment is 10 ms of tone made in at least 50 ms (load >= 5)."""
+
+    name = "slow-tone"
+    sample_rate = 24_000
+    default_voice = "tone"
+    voices = frozenset({"tone"})
+
+    def warm_up(self) -> None:
+        return None
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        tone = (0.3 * np.sin(np.arange(240, dtype=np.float32))).astype(np.float32)
+        for _ in range(400):
+            time.sleep(0.05)
+            yield tone
+
+
+def test_endpoint_refuses_a_new_listener_with_busy_when_admission_control_says_so() -> None:
+    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.settings import Settings
+    from strands_voice_protocol.frames import (
+        ErrorFrame,
+        Synthesize,
+        decode_server_control,
+        encode_client_message,
+    )
+    from websockets.asyncio.client import connect
+
+    settings = Settings(admission_max_load=0.9)
+    with running_server(create_app(engine=_SlowToneEngine(), settings=settings)) as server:  # type: ignore[arg-type]
+        state = server._server.config.app.state.endpoint
+
+        async def run() -> None:
+            async with connect(server.ws_url) as first:
+                await first.send(encode_client_message(Synthesize(text="A long answer.")))
+                await _until(lambda: state.scheduler.counters().load > 0.9)
+                async with connect(server.ws_url) as second:
+                    refused = decode_server_control(await asyncio.wait_for(second.recv(), HANG_GUARD_S))
+                    assert isinstance(refused, ErrorFrame) and refused.code == "busy"
+                    await asyncio.wait_for(second.wait_closed(), HANG_GUARD_S)
+                    assert second.close_code == 1013
+                async with httpx.AsyncClient(base_url=server.base_url) as client:
+                    response = await client.post("/invocations", json={"text": "Hello."})
+                    assert (response.status_code, response.json()["code"]) == (503, "busy")
+
+        asyncio.run(run())
