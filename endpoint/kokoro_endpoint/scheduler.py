@@ -26,6 +26,7 @@ import asyncio
 import concurrent.futures
 import itertools
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -86,6 +87,7 @@ class Playback:
         self._clock = clock
         self.runs_out_at: float | None = None
         self.audio_s = 0.0
+        self.streams: set[int] = set()  # the orders of its open streams (kept by the scheduler)
 
     def add(self, seconds: float) -> None:
         """Audio of ``seconds`` was produced for this listener now."""
@@ -195,6 +197,7 @@ class SynthesisScheduler:
             order = next(self._stream_seq)
             playback = playback or self.playback()
             self._open[id(playback)] = self._open.get(id(playback), 0) + 1
+            playback.streams.add(order)
         return SegmentStream(self, iterator, playback, seconds, self.clock(), order)
 
     def counters(self) -> SchedulerCounters:
@@ -248,8 +251,9 @@ class SynthesisScheduler:
             self._condition.notify()
         return job.future
 
-    def _closed(self, playback: Playback) -> None:
+    def _closed(self, playback: Playback, order: int) -> None:
         with self._condition:
+            playback.streams.discard(order)
             left = self._open.get(id(playback), 0) - 1
             if left > 0:
                 self._open[id(playback)] = left
@@ -349,13 +353,27 @@ class SegmentStream[T]:
         self._running: concurrent.futures.Future[Any] | None = None
         self._closed = False
 
+    def _oldest(self) -> bool:
+        return self.order == min(self.playback.streams, default=self.order)
+
     def opens(self) -> bool:
-        """Whether the next step is a request's first for a listener with nothing left to hear."""
+        """Whether the next step is a request's first for a listener with nothing left to hear.
+
+        Only the listener's oldest open request opens: a request synthesized ahead of another is heard
+        after it.
+        """
         runs_out_at = self.playback.runs_out_at
-        return not self.started and (runs_out_at is None or runs_out_at <= self.since)
+        fresh = runs_out_at is None or runs_out_at <= self.since
+        return fresh and not self.started and self._oldest()
 
     def deadline(self) -> float:
-        """When this stream's listener needs its next audio."""
+        """When this stream's listener needs its next audio.
+
+        A request synthesized ahead of an older one of the same listener, before the listener got any
+        audio, is needed only after that audio: it waits (``inf``) until the older one produced some.
+        """
+        if self.playback.runs_out_at is None and not self._oldest():
+            return math.inf
         return self.playback.deadline(self.since)
 
     async def next(self) -> T | None:
@@ -382,7 +400,7 @@ class SegmentStream[T]:
         if self._closed:
             return
         self._closed = True
-        self._scheduler._closed(self.playback)
+        self._scheduler._closed(self.playback, self.order)
         running = self._running
         self._running = None
         if running is not None and not running.cancel() and not running.done():

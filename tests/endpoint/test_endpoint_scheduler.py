@@ -166,6 +166,37 @@ def test_deadline_ties_go_to_the_older_request_of_a_session() -> None:
     assert log == ["request-1", "request-2"]
 
 
+def _pipelined(policy: str) -> list[str]:
+    """Session A's two requests (sent together, nothing heard yet) and session B's one, queued A1 A2 B1."""
+    time_ = FakeTime()
+    log: list[str] = []
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1, policy, time_.clock)
+        try:
+            time_.now = 10.0
+            session_a = scheduler.playback()
+            streams = [
+                scheduler.stream(_one_step("A1", log), session_a, float),
+                scheduler.stream(_one_step("A2", log), session_a, float),
+                scheduler.stream(_one_step("B1", log), seconds=float),
+            ]
+            await _run_in_order(scheduler, streams)
+            for stream in streams:
+                stream.close()
+        finally:
+            scheduler.shutdown()
+
+    asyncio.run(run())
+    return log
+
+
+def test_deadline_runs_a_request_synthesized_ahead_after_other_sessions_first_windows() -> None:
+    # A2 is heard only after A1's audio: B's first window goes before it.
+    assert _pipelined("deadline") == ["A1", "B1", "A2"]
+    assert _pipelined("fifo") == ["A1", "A2", "B1"]
+
+
 def test_a_step_feeds_its_listeners_playback_and_counts_lateness() -> None:
     time_ = FakeTime()
 

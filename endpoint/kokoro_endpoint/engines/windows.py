@@ -51,7 +51,7 @@ class WindowPlan:
     context: int = 16
     first_context: int = 8
     smallest: int = 12
-    lead_frames: int = 4
+    lead_frames: int = 6
 
     def __post_init__(self) -> None:
         if min(self.first, self.largest, self.smallest) < 1:
