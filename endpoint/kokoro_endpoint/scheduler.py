@@ -114,7 +114,7 @@ class SchedulerCounters:
         queued_steps: Steps waiting for a worker now.
         running_steps: Steps on a worker now.
         steps: Steps run so far.
-        late_steps: Steps started after their deadline (their listener had run out of audio).
+        late_steps: Steps started after their listener had run out of audio (a stall).
         listeners: Listeners with a request being synthesized now.
         load: Compute seconds per second of audio produced (moving average; 0 before any audio).
     """
@@ -271,7 +271,8 @@ class SynthesisScheduler:
         return (1, stream.deadline(), stream.order, job.seq)
 
     def _next_job(self) -> tuple[_Job, float] | None:
-        """The most urgent queued step (blocking until one is queued); None once stopped."""
+        """The most urgent queued step and when its listener runs out of audio (``inf``: it has none
+        playing), blocking until one is queued; None once stopped."""
         with self._condition:
             while True:
                 if self._stopped:
@@ -283,25 +284,26 @@ class SynthesisScheduler:
                     self._queued.remove(job)
                     if job.future.set_running_or_notify_cancel():
                         self._running += 1
-                        return job, job.stream.deadline()
+                        runs_out_at = job.stream.playback.runs_out_at
+                        return job, math.inf if runs_out_at is None else runs_out_at
                     continue
                 self._condition.wait()
 
     def _work(self) -> None:
         while (picked := self._next_job()) is not None:
-            job, deadline = picked
+            job, runs_out_at = picked
             started, began = self.clock(), time.perf_counter()
             try:
                 result = _step(job.stream.iterator)
             except BaseException as error:
-                self._account(job.stream, started > deadline, 0.0, 0.0)
+                self._account(job.stream, started > runs_out_at, 0.0, 0.0)
                 job.future.set_exception(error)
                 continue
             audio_s = 0.0
             if result is not _END and job.stream.seconds is not None:
                 audio_s = job.stream.seconds(result)
             # Accounted before the result is handed over, so the stream's next step sees the new playback.
-            self._account(job.stream, started > deadline, time.perf_counter() - began, audio_s)
+            self._account(job.stream, started > runs_out_at, time.perf_counter() - began, audio_s)
             job.future.set_result(result)
 
     def _account(self, stream: SegmentStream[Any], late: bool, compute_s: float, audio_s: float) -> None:

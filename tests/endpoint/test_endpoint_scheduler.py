@@ -206,12 +206,14 @@ def test_a_step_feeds_its_listeners_playback_and_counts_lateness() -> None:
             playback = scheduler.playback()
             time_.now = 5.0
             stream = scheduler.stream(iter([0.75, 0.25]), playback, float)
+            time_.now = 5.5  # the first step starts after the request came, but nothing was playing
             assert await stream.next() == 0.75
-            assert playback.runs_out_at == 5.75
-            time_.now = 7.0  # the listener ran out at 5.75: the next step starts late
+            assert playback.runs_out_at == 6.25
+            time_.now = 7.0  # the listener ran out at 6.25: the next step starts late
             assert await stream.next() == 0.25
             assert await stream.next() is None
             counters = scheduler.counters()
+            # Only the second step was late: the first had no audio playing to run out of.
             assert (counters.steps, counters.late_steps, counters.queued_steps) == (3, 1, 0)
             assert playback.audio_s == 1.0
         finally:
