@@ -82,6 +82,12 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
     if not state.ready or state.engine is None or state.scheduler is None:
         await _refuse(websocket, "The model is still loading; try again shortly.")
         return
+    if not state.scheduler.admits(state.settings.admission_max_load):
+        logger.info(
+            "counters=<%s> | session refused: the engine cannot feed one more", state.scheduler.counters()
+        )
+        await _refuse(websocket, "The endpoint cannot keep one more listener fed; try another replica.")
+        return
     if not state.capacity.try_acquire():
         logger.info("sessions=<%d> | session refused: at capacity", state.capacity.in_use)
         await _refuse(websocket, "The endpoint is at capacity; try again shortly.")
@@ -117,7 +123,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.scheduler = SynthesisScheduler(state.settings.synthesis_workers)
+        state.scheduler = SynthesisScheduler(state.settings.synthesis_workers, state.settings.scheduling)
         loader: asyncio.Task[None] | None = None
         if state.engine is not None:
             await state.load()

@@ -15,6 +15,7 @@ from strands_voice_protocol.errors import MissingDependencyError
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines import ENGINE_KINDS
 from kokoro_endpoint.lexicon import load_lexicon_file
+from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.settings import Settings
 
 PROG = "kokoro-endpoint"
@@ -54,6 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
         help='a JSON file of {"word": "phonemes"} every request reads with (default $KOKORO_LEXICON)',
     )
     parser.add_argument(
+        "--scheduling",
+        choices=SCHEDULING_POLICIES,
+        default=defaults.scheduling,
+        help="which synthesis step runs next: deadline (the listener who runs out of audio first) or "
+        "fifo (default %(default)s)",
+    )
+    parser.add_argument(
+        "--admission-max-load",
+        type=float,
+        default=None,
+        help="refuse a new session with busy when the listeners would need more than this share of the "
+        "engine's time (e.g. 0.9; default off)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
     )
     return parser
@@ -70,6 +85,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         idle_timeout_s=args.idle_timeout,
         clause_chars=args.clause_chars or None,
         lexicon=load_lexicon_file(args.lexicon) if args.lexicon else {},
+        scheduling=args.scheduling,
+        admission_max_load=args.admission_max_load,
     )
 
 

@@ -8,18 +8,20 @@ misaki's espeak-ng fallback (``espeakng-loader`` wheel) for words outside its le
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Final
 
 from strands_voice_protocol.errors import MissingDependencyError
 
 from kokoro_endpoint.lexicon import Lexicon, apply_to_tokens
 
-__all__ = ["EnglishG2P", "load_spacy_english", "offline_misaki_g2p"]
+__all__ = ["PHONEME_CACHE_SIZE", "EnglishG2P", "load_spacy_english", "offline_misaki_g2p"]
 
 logger = logging.getLogger(__name__)
 
@@ -113,17 +115,28 @@ def offline_misaki_g2p() -> Iterator[None]:
         en.G2P = original
 
 
+#: Sentences whose phonemes are kept (a voice agent repeats its greetings and fillers).
+PHONEME_CACHE_SIZE: Final = 512
+
+
 class EnglishG2P:
     """Thread-safe text → Kokoro phonemes for American (or British) English, fully offline.
 
+    The last ``cache_size`` distinct sentences' phonemes are kept: repeated text skips spaCy and misaki
+    (the same text always gives the same phonemes, so the cache changes no output).
+
     Args:
         british: Use British rather than American pronunciation.
+        cache_size: Sentences kept; 0 keeps none.
     """
 
-    def __init__(self, british: bool = False) -> None:
+    def __init__(self, british: bool = False, cache_size: int = PHONEME_CACHE_SIZE) -> None:
         self._g2p = _misaki_g2p_class()(british=british, fallback=_espeak_fallback(british), unk="")
         # spaCy pipelines are not documented as thread-safe; G2P is cheap next to synthesis.
         self._lock = threading.Lock()
+        self._cache: OrderedDict[str, tuple[str, tuple[Any, ...]]] = OrderedDict()
+        self._cache_size = cache_size
+        self.cache_hits = 0
 
     def __call__(self, text: str) -> str:
         """Phonemize one sentence (or any text)."""
@@ -141,9 +154,22 @@ class EnglishG2P:
             (misaki ``MToken``: ``text``, ``phonemes``, ``whitespace``).
         """
         with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                self.cache_hits += 1
+                return cached[0], list(cached[1])
             phonemes, tokens = self._g2p(text)
-        tokens = list(tokens)
-        if lexicon and apply_to_tokens(tokens, lexicon if isinstance(lexicon, Lexicon) else Lexicon(lexicon)):
-            # As misaki joins them (its unknown-word mark is "" here).
-            phonemes = "".join((token.phonemes or "") + token.whitespace for token in tokens)
-        return str(phonemes or ""), tokens
+            result = (str(phonemes or ""), tuple(tokens))
+            if self._cache_size > 0:
+                self._cache[text] = result
+                if len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        phonemes, tokens = result[0], list(result[1])
+        if lexicon:
+            # Copies: the cached tokens stay as misaki read them, whatever lexicon the next request has.
+            tokens = [copy.copy(token) for token in tokens]
+            if apply_to_tokens(tokens, lexicon if isinstance(lexicon, Lexicon) else Lexicon(lexicon)):
+                # As misaki joins them (its unknown-word mark is "" here).
+                phonemes = "".join((token.phonemes or "") + token.whitespace for token in tokens)
+        return phonemes, tokens

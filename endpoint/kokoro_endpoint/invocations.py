@@ -23,7 +23,7 @@ from strands_voice_protocol.frames import (
 from strands_voice_protocol.sse import encode_sse
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, RequestAudio, synthesize_segments
+from kokoro_endpoint.engines import Engine, RequestAudio, audio_seconds, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
@@ -104,6 +104,8 @@ async def invocations(request: Request) -> Response:
     except MissingDependencyError:
         logger.exception("format=<%s> | encoder unavailable", audio_format)
         return _error(400, "invalid_request", "That audio format is not available here.", job.request_id)
+    if not scheduler.admits(settings.admission_max_load):
+        return _error(503, "busy", "The endpoint cannot keep one more listener fed.", job.request_id)
     if not state.capacity.try_acquire():
         return _error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
@@ -134,7 +136,8 @@ async def _segments(
             normalize=job.normalize,
             timestamps=job.timestamps,
             reading=job.reading,
-        )
+        ),
+        seconds=audio_seconds(engine.sample_rate),
     )
     try:
         while (segment := await stream.next()) is not None:

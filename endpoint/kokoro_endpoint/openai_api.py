@@ -199,6 +199,8 @@ async def speech(request: Request) -> Response:
     except MissingDependencyError:
         logger.exception("format=<%s> | encoder unavailable", audio_format)
         return openai_error(400, "That response_format is not available here.", param="response_format")
+    if not scheduler.admits(settings.admission_max_load):
+        return openai_error(503, "The endpoint cannot keep one more listener fed.", code="busy")
     if not state.capacity.try_acquire():
         return openai_error(503, "The endpoint is at capacity; try again shortly.", code="busy")
     logger.debug(

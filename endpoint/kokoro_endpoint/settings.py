@@ -8,6 +8,7 @@ from pathlib import Path
 
 from strands_voice_protocol.errors import ConfigurationError
 
+from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
 
@@ -34,6 +35,13 @@ class Settings:
             synthesized ahead of it (2 = synthesize N+1 while N is sent).
         audio_frame_bytes: Largest audio frame sent (an even number: whole 16-bit samples).
         synthesis_workers: Model calls run at once (threads); 1 suits one CPU socket or one GPU.
+        scheduling: Which queued synthesis step runs next (:mod:`kokoro_endpoint.scheduler`):
+            ``deadline`` (the listener who runs out of audio first; a new request at once) or ``fifo``
+            (first submitted, first run).
+        admission_max_load: Admission control, off when None: a new WebSocket session or
+            ``/invocations`` stream is refused with ``busy`` when ``(listeners + 1) x load`` would exceed
+            this share of the workers' time, ``load`` being the measured compute seconds per second of
+            audio (``SynthesisScheduler.admits``); e.g. 0.9.
         close_timeout_s: How long session tasks get to finish when a session ends.
         clause_chars: Sentences longer than this are synthesized phrase by phrase, split at their clause
             punctuation, so their first audio comes sooner (seconds sooner on a CPU); None keeps every
@@ -58,6 +66,8 @@ class Settings:
     pipeline_depth: int = 2
     audio_frame_bytes: int = 24_000
     synthesis_workers: int = 1
+    scheduling: str = "deadline"
+    admission_max_load: float | None = None
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS
     silence: SilencePolicy = field(default_factory=SilencePolicy)
@@ -87,6 +97,10 @@ class Settings:
             raise ConfigurationError("clause_chars must be positive or None")
         if self.audio_frame_bytes % 2:
             raise ConfigurationError("audio_frame_bytes must be even (whole 16-bit samples)")
+        if self.scheduling not in SCHEDULING_POLICIES:
+            raise ConfigurationError(f"scheduling must be one of {', '.join(SCHEDULING_POLICIES)}")
+        if self.admission_max_load is not None and self.admission_max_load <= 0:
+            raise ConfigurationError("admission_max_load must be positive or None")
         if self.device not in ("auto", "cuda", "cpu"):
             raise ConfigurationError("device must be auto, cuda or cpu")
         if not 0 < self.min_speed <= self.max_speed:

@@ -39,7 +39,7 @@ class EndpointState:
 
     def gauges(self) -> tuple[int, int, int]:
         """Sessions in use, their limit and synthesis steps waiting (the interval metrics)."""
-        queued = self.scheduler.queued_steps if self.scheduler is not None else 0
+        queued = self.scheduler.counters().queued_steps if self.scheduler is not None else 0
         return self.capacity.in_use, self.capacity.limit, queued
 
     async def load(self) -> None:

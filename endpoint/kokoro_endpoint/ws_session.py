@@ -40,7 +40,7 @@ from strands_voice_protocol.frames import (
 )
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, synthesize_segments
+from kokoro_endpoint.engines import Engine, audio_seconds, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
@@ -127,6 +127,8 @@ class BidiSession:
         self._last_activity = time.monotonic()
         self._bytes_per_second = engine.sample_rate * 2
         self._silence = settings.silence
+        # The listener's playback clock, shared by the session's requests (deadline scheduling).
+        self._playback = scheduler.playback()
         self._setup_error: ErrorFrame | None = None
         try:
             self._silence = session_policy(settings.silence, getattr(websocket, "query_params", {}))
@@ -254,7 +256,9 @@ class BidiSession:
                     normalize=job.normalize,
                     timestamps=job.timestamps,
                     reading=job.reading,
-                )
+                ),
+                self._playback,
+                audio_seconds(self._engine.sample_rate),
             )
             while not request.cancelled:
                 segment = await stream.next()

@@ -18,6 +18,8 @@ BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "clause_chars": lambda: Settings(clause_chars=0),
     "audio_frame_bytes odd": lambda: Settings(audio_frame_bytes=1001),
     "device": lambda: Settings(device="tpu"),
+    "scheduling": lambda: Settings(scheduling="lifo"),
+    "admission load": lambda: Settings(admission_max_load=0.0),
     "speeds": lambda: Settings(min_speed=2.0, max_speed=1.0),
     "engine kind": lambda: choose_engine_kind("tensorrt"),
     "engine device": lambda: engine_for_device("auto", "tpu"),
@@ -27,6 +29,7 @@ BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "silence threshold": lambda: SilencePolicy(threshold_dbfs=3.0),
     "window sizes": lambda: WindowPlan(first=0),
     "window growth": lambda: WindowPlan(growth=0.5),
+    "window first context": lambda: WindowPlan(first_context=-1),
 }
 
 

@@ -136,7 +136,7 @@ def test_pipeline_depth_bounds_how_far_synthesis_runs_ahead() -> None:
     assert engine.started[texts[3]] >= completes["1"]
 
 
-def test_scheduler_serves_streams_in_turn() -> None:
+def test_fifo_scheduler_serves_streams_in_turn() -> None:
     order: list[str] = []
 
     def work(name: str, steps: int) -> Iterator[str]:
@@ -152,7 +152,7 @@ def test_scheduler_serves_streams_in_turn() -> None:
             pass
 
     async def run() -> None:
-        scheduler = SynthesisScheduler(workers=1)
+        scheduler = SynthesisScheduler(workers=1, policy="fifo")
         try:
             await asyncio.gather(consume(scheduler, "a", 6, 0), consume(scheduler, "b", 3, 0.025))
         finally:

@@ -124,6 +124,21 @@ def test_english_g2p_is_offline_and_fits_the_vocabulary(onnx_engine: object) -> 
     assert all(p in vocab for p in phonemes)
 
 
+def test_english_g2p_repeats_a_sentence_from_its_cache(onnx_engine: object) -> None:
+    from kokoro_endpoint.g2p import EnglishG2P
+
+    g2p = EnglishG2P(cache_size=1)
+    first = g2p.with_tokens("The red kite circled above the quiet valley.")
+    again = g2p.with_tokens("The red kite circled above the quiet valley.")
+    assert (again, g2p.cache_hits) == (first, 1)
+    g2p.with_tokens("Another sentence.")  # pushes the first one out
+    assert g2p.with_tokens("The red kite circled above the quiet valley.") == first
+    assert g2p.cache_hits == 1
+    uncached = EnglishG2P(cache_size=0)
+    assert uncached.with_tokens("Another sentence.")[0] == g2p.with_tokens("Another sentence.")[0]
+    assert uncached.cache_hits == 0
+
+
 def test_synthesize_segments_speaks_a_long_sentence_phrase_by_phrase(onnx_engine: Any) -> None:
     """With the real engine: the first phrase's audio is ready before the rest of the sentence is made."""
     sentence = "It costs $24.99 per month, and you can cancel at any time without a fee."

@@ -25,6 +25,7 @@ def test_windows_cover_each_frame_once_with_context_inside_the_segment(
         assert 0 <= window.lo <= window.start < window.stop <= window.hi <= frames
     if len(windows) > 1:
         assert windows[0].stop - windows[0].start == first
+        assert windows[0].hi == min(frames, first + plan.first_context)  # a shorter first right context
         assert all(w.stop - w.start >= plan.smallest for w in windows[1:])
 
 

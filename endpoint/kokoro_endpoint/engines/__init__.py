@@ -8,7 +8,7 @@ weights exist (and torch is installed), else onnx.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -34,6 +34,7 @@ __all__ = [
     "SpeechPiece",
     "StreamingEngine",
     "TimedEngine",
+    "audio_seconds",
     "choose_engine_kind",
     "load_engine",
     "speech_pieces",
@@ -176,6 +177,11 @@ class RequestAudio:
 
     audio: npt.NDArray[np.float32]
     words: tuple[WordTiming, ...] = ()
+
+
+def audio_seconds(sample_rate: int) -> Callable[[RequestAudio], float]:
+    """How many seconds of audio an output holds, at ``sample_rate`` (the scheduler's playback clock)."""
+    return lambda output: output.audio.size / sample_rate
 
 
 def synthesize_segments(

@@ -37,6 +37,9 @@ class WindowPlan:
         growth: Each later window is this many times the previous one ...
         largest: ... up to this many frames.
         context: Frames decoded on each side of a window and thrown away.
+        first_context: Frames decoded after the first window (its right context): fewer than ``context``
+            because the first window is on the path to the first heard sound; its one seam is still
+            cross-faded and checked (``tests/endpoint/test_endpoint_heard.py``).
         smallest: A last window shorter than this joins the one before it.
         lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
             first window's speech; the earlier ones are sent as zeros without being decoded.
@@ -46,11 +49,14 @@ class WindowPlan:
     growth: float = 2.0
     largest: int = 160
     context: int = 16
+    first_context: int = 8
     smallest: int = 12
     lead_frames: int = 6
 
     def __post_init__(self) -> None:
-        if min(self.first, self.largest, self.smallest) < 1 or min(self.context, self.lead_frames) < 0:
+        if min(self.first, self.largest, self.smallest) < 1:
+            raise ConfigurationError("window sizes must be positive")
+        if min(self.context, self.first_context, self.lead_frames) < 0:
             raise ConfigurationError("window sizes must be positive")
         if self.growth < 1:
             raise ConfigurationError("growth must be at least 1")
@@ -69,7 +75,8 @@ class WindowPlan:
             stop = min(frames, start + size)
             if frames - stop < self.smallest:
                 stop = frames
-            yield Window(start, stop, max(0, start - self.context), min(frames, stop + self.context))
+            right = self.first_context if start == 0 else self.context
+            yield Window(start, stop, max(0, start - self.context), min(frames, stop + right))
             start = stop
             size = min(self.largest, max(self.smallest, size + 1, round(size * self.growth)))
 

@@ -12,6 +12,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 6. Time to first HEARD sound next to time to first byte: a 44- vs a 197-character sentence, the silence
    before the first sound and between two sentences.
 
+``--schedule`` measures only the endpoint's scheduling, first-in-first-out against deadline side by side
+(:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
+
 ``--heard`` measures only section 6, in three configurations on one endpoint (Kokoro's raw segments, the
 silence policy, the silence policy with windowed decoding): before/after for each step in one run.
 
@@ -60,6 +63,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only time to first heard sound, before/after each step (raw, silence policy, windowed)",
     )
+    parser.add_argument(
+        "--schedule",
+        action="store_true",
+        help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
+    )
 
 
 def _progress(line: str) -> None:
@@ -89,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
     if not getattr(args, "verbose", False):
         # The AgentCore app logs every invocation at INFO; the table is what matters here.
         logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
+
+    if getattr(args, "schedule", False):
+        return _run_schedule(args, plot_path)
 
     from strands_voice_tools.bench.stack import start_bench_stack
 
@@ -122,6 +133,35 @@ def run(args: argparse.Namespace) -> int:
             write_heard_plot(results, plot_path)
         else:
             write_plot(results, plot_path)
+        _progress(f"wrote {plot_path}")
+    return 0
+
+
+def _write_json(results: dict[str, Any], path: Path | None) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+        _progress(f"wrote {path}")
+
+
+def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
+    """``--schedule``: fifo against deadline scheduling on one engine (no example app needed)."""
+    from strands_voice_tools.bench.schedule import ScheduleConfig, bench_schedule
+    from strands_voice_tools.bench.schedule_report import format_schedule, write_schedule_plot
+    from strands_voice_tools.demo import load_tts_engine
+
+    config = ScheduleConfig.quick_form() if getattr(args, "quick", False) else ScheduleConfig()
+    trials = getattr(args, "trials", None)
+    if trials is not None:
+        config = dataclasses.replace(config, trials=trials)
+    _progress("loading the ONNX engine")
+    engine = load_tts_engine()
+    results = asyncio.run(bench_schedule(engine, config, _progress))
+    print(format_schedule(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    if plot_path is not None:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_schedule_plot(results, plot_path)
         _progress(f"wrote {plot_path}")
     return 0
 
