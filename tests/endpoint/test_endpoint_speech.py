@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import numpy as np
-from endpoint_support import collect, replies
+from endpoint_support import collect, replies, whisper_input
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from websockets.asyncio.client import connect
@@ -35,7 +35,7 @@ def test_speech_is_intelligible(endpoint_server: RunningServer, whisper_model: A
     heard = []
     for pcm in audios:
         samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
-        segments, _info = whisper_model.transcribe(samples, language="en", beam_size=1)
+        segments, _info = whisper_model.transcribe(whisper_input(samples), language="en", beam_size=1)
         heard.append(" ".join(segment.text for segment in segments))
     reference = " ".join(" ".join(re.findall(r"[a-z']+", s.lower())) for s in SENTENCES)
     hypothesis = " ".join(" ".join(re.findall(r"[a-z']+", h.lower())) for h in heard)

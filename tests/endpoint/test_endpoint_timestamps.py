@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from endpoint_support import Reply, collect, replies
+from endpoint_support import Reply, collect, replies, whisper_input
 from kokoro_endpoint.runner import RunningServer
 from strands_voice_protocol.sse import SSEDecoder
 from websockets.asyncio.client import connect
@@ -120,10 +120,8 @@ def test_a_bad_timestamps_field_is_an_invalid_request(endpoint_server: RunningSe
 
 
 def _samples(pcm: bytes) -> Any:
-    """24 kHz pcm16 as the 16 kHz float32 Whisper expects (an array is taken as 16 kHz: no resampling)."""
-    audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
-    count = audio.size * 16_000 // 24_000
-    return np.interp(np.arange(count) * 1.5, np.arange(audio.size), audio).astype(np.float32)
+    """24 kHz pcm16 as the 16 kHz float32 Whisper expects."""
+    return whisper_input(np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0)
 
 
 def _key(word: str) -> str:
