@@ -194,7 +194,9 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any, timestam
 
     events = asyncio.run(asyncio.wait_for(main(), 200))
     voice.close()
-    assert calls == [True, True] and model.gate_opened is True
+    # The model never waited out its gate: it either went on after the barge-in opened it (True) or the
+    # barge-in's agent cancel closed its stream while it waited there (None); False would be the timeout.
+    assert calls == [True, True] and model.gate_opened is not False
     kinds = [e["type"] for e in events]
     assert all(kind in EVENT_TYPES for kind in kinds)
     assert kinds[0] == "agent_start" and kinds[-1] == "agent_end" and "error" not in kinds
