@@ -120,13 +120,22 @@ def silence_timeout_from_env(environ: Mapping[str, str] | None = None) -> float:
         ConfigurationError: It is not a positive number.
     """
     env = os.environ if environ is None else environ
-    raw = env.get("TTS_SILENCE_TIMEOUT_S", "").strip()
+    return positive_from_env(env, "TTS_SILENCE_TIMEOUT_S", DEFAULT_SILENCE_TIMEOUT_S, unit=" of seconds")
+
+
+def positive_from_env(env: Mapping[str, str], name: str, default: float, *, unit: str = "") -> float:
+    """The positive finite number in ``env[name]``, or ``default`` when it is unset or blank.
+
+    Raises:
+        ConfigurationError: It is set and not a positive number (``unit`` words the message).
+    """
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_SILENCE_TIMEOUT_S
+        return default
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
     if not 0 < value < float("inf"):
-        raise ConfigurationError(f"TTS_SILENCE_TIMEOUT_S must be a positive number of seconds (got {raw!r})")
+        raise ConfigurationError(f"{name} must be a positive number{unit} (got {raw!r})")
     return value

@@ -27,6 +27,7 @@ from typing import Any, Final, Literal, cast
 from strands.session.session_manager import SessionManager
 from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
+from agentcore_app.config import positive_from_env
 from agentcore_app.payload import PayloadError
 
 __all__ = [
@@ -75,19 +76,6 @@ def validate_session_id(session_id: str) -> str:
             "the session id may hold only letters, digits, '-', '_' and '.', and start with a letter or digit"
         )
     return session_id
-
-
-def _positive(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 < value < float("inf"):
-        raise ConfigurationError(f"{name} must be a positive number (got {raw!r})")
-    return value
 
 
 @dataclass(frozen=True)
@@ -141,8 +129,8 @@ class ConversationStore:
             bucket=env.get("CONVERSATION_BUCKET", "").strip() or None,
             prefix=env.get("CONVERSATION_PREFIX", DEFAULT_CONVERSATION_PREFIX).strip(),
             memory_id=env.get("AGENTCORE_MEMORY_ID", "").strip() or None,
-            window=int(_positive(env, "CONVERSATION_WINDOW", DEFAULT_WINDOW)),
-            idle_s=_positive(env, "CONVERSATION_IDLE_S", DEFAULT_IDLE_S),
+            window=int(positive_from_env(env, "CONVERSATION_WINDOW", DEFAULT_WINDOW)),
+            idle_s=positive_from_env(env, "CONVERSATION_IDLE_S", DEFAULT_IDLE_S),
             region_name=env.get("AWS_REGION", "").strip() or None,
         )
 

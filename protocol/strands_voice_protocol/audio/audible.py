@@ -15,6 +15,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from strands_voice_protocol.audio.pcm import pcm16_to_float32
+
 __all__ = [
     "AUDIBLE_DBFS",
     "AUDIBLE_WINDOW_S",
@@ -30,9 +32,8 @@ AUDIBLE_WINDOW_S: Final = 0.010
 
 
 def pcm16_to_float(pcm: bytes) -> npt.NDArray[np.float32]:
-    """Little-endian 16-bit PCM as float32 samples in [-1, 1)."""
-    usable = len(pcm) - len(pcm) % 2
-    return np.frombuffer(pcm[:usable], dtype="<i2").astype(np.float32) / 32768.0
+    """Little-endian 16-bit PCM as float32 samples in [-1, 1); a trailing half sample is left out."""
+    return pcm16_to_float32(pcm[: len(pcm) - len(pcm) % 2])
 
 
 def first_audible_sample(
