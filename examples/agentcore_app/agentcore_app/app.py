@@ -70,7 +70,9 @@ _STOP_TIMEOUT_S: Final = 10.0
 
 def error_event(code: str, message: str) -> ErrorEvent:
     """A Leg 3 ``error`` event for an invocation refused before it started (``t_ms`` 0)."""
-    return EventBuilder().error(code=code, message=message)
+    # A stopped clock: the refusal is the answer's first and only moment, so t_ms is exactly 0 (a running
+    # clock stamped 0.1 ms whenever the builder's two readings fell a tenth of a millisecond apart).
+    return EventBuilder(clock=lambda: 0.0).error(code=code, message=message)
 
 
 class _StoppingStreamingResponse(StreamingResponse):
