@@ -48,6 +48,7 @@ class GatedModel(StandInModel):
     def __init__(self) -> None:
         super().__init__("gated")
         self.gate = threading.Event()
+        self.at_gate = threading.Event()
         self.gate_opened: bool | None = None
 
     async def stream(
@@ -62,6 +63,7 @@ class GatedModel(StandInModel):
         for token in split_tokens(SPOKEN_PART):
             await asyncio.sleep(0.005)
             yield {"contentBlockDelta": {"delta": {"text": token}}}
+        self.at_gate.set()
         self.gate_opened = await asyncio.to_thread(self.gate.wait, SILENCE_S)
         for token in split_tokens(LATER_PART):
             yield {"contentBlockDelta": {"delta": {"text": token}}}
@@ -179,7 +181,9 @@ def test_interrupt_from_another_thread_mid_answer(endpoint_server: Any, timestam
         async with contextlib.aclosing(voice.stream(agent, "Weather?", options=options)) as stream:
             async for event in stream:
                 events.append(event)
-                if event["type"] == "audio_chunk" and not calls:
+                # The barge-in comes once the model has written SPOKEN_PART (on a slow machine the first
+                # audio can come sooner): then what it wrote after the barge-in is known exactly.
+                if event["type"] == "audio_chunk" and not calls and model.at_gate.is_set():
                     # Barge in from another thread, twice (idempotent), while this reader stalls.
                     def barge_in() -> None:
                         calls.append(voice.interrupt())
