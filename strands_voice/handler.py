@@ -60,10 +60,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from strands.agent.agent import Agent as _Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event, EventBuilder
-from strands_voice_protocol.tasks import cancel_and_wait
 
 from strands_voice.answer_memory import AnswerMemory
 from strands_voice.event_queue import EventQueue

@@ -31,8 +31,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import Event, EventBuilder
+from strands_voice_protocol.speech_text import clean_for_speech
 
 from strands_voice.answer_memory import AnswerMemory
 from strands_voice.heard import DeliveryLog

@@ -19,11 +19,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, create_encoder, format_sample_rate
-from strands_voice_protocol.chunker import split_sentences
 from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
-from strands_voice_protocol.tasks import cancel_and_wait
+from strands_voice_protocol.sentences import split_at_sentence_ends
 
 from strands_voice.session import (
     AudioChunk,
@@ -104,7 +104,8 @@ class VoiceOptions:
 def split_for_requests(text: str, max_chars: int) -> list[str]:
     """Split text into the fewest pieces of at most ``max_chars``, at sentence ends where possible.
 
-    Sentences end where the chunker ends them (:func:`strands_voice_protocol.chunker.split_sentences`).
+    Sentences end where the chunker ends them
+    (:func:`strands_voice_protocol.sentences.split_at_sentence_ends`).
 
     A single sentence longer than ``max_chars`` is split at whitespace (hard-cut if it has none).
     """
@@ -115,7 +116,7 @@ def split_for_requests(text: str, max_chars: int) -> list[str]:
         return [text]
     pieces: list[str] = []
     current = ""
-    for sentence in split_sentences(text):
+    for sentence in split_at_sentence_ends(text):
         while len(sentence) > max_chars:
             cut = sentence.rfind(" ", 0, max_chars + 1)
             cut = cut if cut > 0 else max_chars

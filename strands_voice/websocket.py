@@ -17,8 +17,8 @@ import asyncio
 import logging
 from typing import Any
 
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import TTSConnectionError, TTSTimeoutError
-from strands_voice_protocol.tasks import cancel_and_wait
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import (
     ConnectionClosed,

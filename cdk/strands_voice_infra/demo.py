@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from strands_voice_protocol.recorder import Leg3Recorder, ModeResult, record_stream
+from strands_voice_protocol.leg3_client import Leg3Recorder, ModeResult, record_stream
 
 __all__ = [
     "MODES",

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from strands_voice_protocol.tasks import cancel_and_wait as library_cancel_and_wait
+from strands_voice_protocol.aio.tasks import cancel_and_wait as library_cancel_and_wait
 
 __all__ = ["cancel_and_wait"]
 

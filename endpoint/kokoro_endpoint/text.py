@@ -1,14 +1,14 @@
 """Text and phoneme segmentation (pure functions): what one model call synthesizes.
 
 Kokoro-82M takes at most 510 phonemes per call. The endpoint splits a request into sentences first, by
-the chunker's rule (:func:`strands_voice_protocol.chunker.split_sentences`: not after ``Dr.``, ``e.g.`` or
-an initial; here a lowercase word after the dot starts a sentence too), and also at line breaks, so the
-first sentence's audio can be sent while the rest is still being synthesized. A long sentence is then
-split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space, or ``、`` ``，``) into phrases of
-about ``clause_chars`` characters, so its first audio does not wait for the whole sentence (on a CPU a long
-sentence takes seconds); and a phrase whose phonemes still exceed the model's limit is cut at the best
-boundary found (the way ``KPipeline`` does): sentence punctuation, then clause punctuation, then a
-space, then a hard cut.
+the chunker's rule (:func:`strands_voice_protocol.sentences.split_at_sentence_ends`: not after ``Dr.``,
+``e.g.`` or an initial; here a lowercase word after the dot starts a sentence too), and also at line
+breaks, so the first sentence's audio can be sent while the rest is still being synthesized. A long
+sentence is then split at its clause punctuation (``,`` ``;`` ``:`` ``—`` before a space, or ``、``
+``，``) into phrases of about ``clause_chars`` characters, so its first audio does not wait for the whole
+sentence (on a CPU a long sentence takes seconds); and a phrase whose phonemes still exceed the model's
+limit is cut at the best boundary found (the way ``KPipeline`` does): sentence punctuation, then clause
+punctuation, then a space, then a hard cut.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from strands_voice_protocol.chunker import ends_with_abbreviation
-from strands_voice_protocol.chunker import split_sentences as split_chunker_sentences
+from strands_voice_protocol.sentences import ends_with_abbreviation, split_at_sentence_ends
 
 __all__ = [
     "DEFAULT_CLAUSE_CHARS",
@@ -61,7 +60,7 @@ def split_sentences(text: str) -> list[str]:
         The sentences in order; ``[]`` when the text is blank.
     """
     sentences: list[str] = []
-    for sentence in split_chunker_sentences(text, lowercase_continues=False):
+    for sentence in split_at_sentence_ends(text, lowercase_continues=False):
         pending = ""
         for line in sentence.split("\n"):
             line = line.strip()

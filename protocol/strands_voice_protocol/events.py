@@ -1,6 +1,20 @@
-"""Leg 3 events: their types (one ``TypedDict`` each) and the one builder that makes them (see PROTOCOL.md).
+"""Leg 3 events (see PROTOCOL.md): each declared once, as the ``TypedDict`` of its fields.
 
-Every event is a JSON object with ``"type"`` and ``"t_ms"`` (milliseconds since ``agent_start``).
+Every event is a JSON object with ``"type"`` and ``"t_ms"`` (milliseconds since ``agent_start``). An
+event's declaration is the ``TypedDict`` of its own fields (:class:`TextDeltaFields`: ``seq``, ``text``); its
+type adds ``type`` and ``t_ms`` (:class:`TextDeltaEvent`). From that one declaration come:
+
+* the type the code reads (``TextDeltaEvent``, one of the :data:`Event` union);
+* its validation, :func:`parse_event`, which reads the field types from the declarations (``int``, a
+  number for ``float``, ``str``, ``list``; ``X | None`` may be null or absent) with
+  :class:`~strands_voice_protocol.event_shapes.EventShapes`;
+* its builder method, whose keywords are the declaration (``EventBuilder.text_delta(**TextDeltaFields)``), and
+  the wire rounding a field declares (``Annotated[float, Decimals(3)]``).
+
+Introspection of ``TypedDict`` (:func:`typing.get_type_hints`) does it with no dependency: a schema library
+(pydantic, msgspec) would validate the same shapes but add a dependency to a package both ends install,
+for a dozen flat objects.
+
 :class:`EventBuilder` holds the clock, so the code that produces events never computes times itself, and
 it is the only code that builds an event: the library's speaker, response and handler, the example app and
 the endpoint's SSE transport all call it.
@@ -15,165 +29,220 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Callable, Sequence
-from typing import Final, Literal, NotRequired, TypedDict, cast, get_args
+from typing import Annotated, Final, Literal, NotRequired, TypedDict, TypeVar, Unpack, cast
 
+from strands_voice_protocol.event_shapes import Decimals, EventShapes
 from strands_voice_protocol.frames import WordJson, WordTiming, words_json
 
 __all__ = [
     "EVENT_TYPES",
     "AgentEndEvent",
+    "AgentEndFields",
     "AgentStartEvent",
+    "AgentStartFields",
     "AudioChunkEvent",
+    "AudioChunkFields",
     "AudioEndEvent",
+    "AudioEndFields",
     "AudioStartEvent",
+    "AudioStartFields",
     "ErrorEvent",
+    "ErrorFields",
     "Event",
     "EventBuilder",
-    "EventType",
     "InterruptedEvent",
+    "InterruptedFields",
     "SentenceCompleteEvent",
+    "SentenceCompleteFields",
     "SentenceRestartEvent",
+    "SentenceRestartFields",
     "SynthesisCompleteEvent",
+    "SynthesisCompleteFields",
     "SynthesisEvent",
     "SynthesisEventBuilder",
     "TextDeltaEvent",
+    "TextDeltaFields",
     "WordTimestampsEvent",
+    "WordTimestampsFields",
     "WordsEvent",
+    "WordsFields",
     "parse_event",
 ]
 
-#: A Leg 3 event's ``type``, in the order the types first appear in a response.
-EventType = Literal[
-    "agent_start",
-    "text_delta",
-    "audio_start",
-    "audio_chunk",
-    "sentence_complete",
-    "words",
-    "sentence_restart",
-    "interrupted",
-    "audio_end",
-    "agent_end",
-    "error",
-]
 
-#: Every Leg 3 event type, in the order they first appear in a response.
-EVENT_TYPES: Final[tuple[EventType, ...]] = get_args(EventType)
+class _Timed(TypedDict):
+    #: Milliseconds since ``agent_start`` (since the request, on the endpoint's SSE transport).
+    t_ms: float
 
 
-class AgentStartEvent(TypedDict):
+class _ForRequest(_Timed):
+    #: The request the event belongs to (the endpoint's SSE transport).
+    request_id: str | None
+
+
+class AgentStartFields(TypedDict):
     """``agent_start``: the response begins (``t_ms`` 0)."""
 
-    type: Literal["agent_start"]
-    t_ms: float
     mode: str
     request_id: str | None
 
 
-class TextDeltaEvent(TypedDict):
+class TextDeltaFields(TypedDict):
     """``text_delta``: one piece of the agent's text, as the model streamed it."""
 
-    type: Literal["text_delta"]
-    t_ms: float
     seq: int
     text: str
 
 
-class AudioStartEvent(TypedDict):
+class AudioStartFields(TypedDict):
     """``audio_start``: sent once, before the first ``audio_chunk``.
 
     ``request_id`` only on the endpoint's SSE transport (Leg 1), where it names the request.
     """
 
-    type: Literal["audio_start"]
-    t_ms: float
     format: str
     sample_rate: int
     channels: int
     request_id: NotRequired[str | None]
 
 
-class AudioChunkEvent(TypedDict):
+class AudioChunkFields(TypedDict):
     """``audio_chunk``: encoded audio, base64 in ``data``, speaking text chunk ``sentence``."""
 
-    type: Literal["audio_chunk"]
-    t_ms: float
     seq: int
     sentence: int
     data: str
 
 
-class SentenceCompleteEvent(TypedDict):
+class SentenceCompleteFields(TypedDict):
     """``sentence_complete``: all audio of text chunk ``sentence`` has been sent."""
 
-    type: Literal["sentence_complete"]
-    t_ms: float
     sentence: int
     text: str
-    duration_s: float
+    duration_s: Annotated[float, Decimals(3)]
 
 
-class WordsEvent(TypedDict):
+class WordsFields(TypedDict):
     """``words`` (project extension, when asked): a sentence's words, times from its first audio."""
 
-    type: Literal["words"]
-    t_ms: float
     sentence: int
     words: list[WordJson]
 
 
-class SentenceRestartEvent(TypedDict):
-    """``sentence_restart`` (project extension): sentence ``sentence``'s audio starts over."""
+class SentenceRestartFields(TypedDict):
+    """``sentence_restart`` (project extension): sentence ``sentence``'s audio starts over.
 
-    type: Literal["sentence_restart"]
-    t_ms: float
+    The TTS connection dropped mid-sentence: the ``dropped_s`` seconds of that sentence's audio already
+    sent are void (a player drops what it still holds of them), and its ``audio_chunk`` events follow
+    again from its start.
+    """
+
     sentence: int
-    dropped_s: float
+    dropped_s: Annotated[float, Decimals(3)]
 
 
-class InterruptedEvent(TypedDict):
+class InterruptedFields(TypedDict):
     """``interrupted``: barge-in; what the caller heard, the sentences heard in full, the one cut."""
 
-    type: Literal["interrupted"]
-    t_ms: float
     heard_text: str
     sentences_done: list[int]
     sentence_cut: int | None
 
 
-class AudioEndEvent(TypedDict):
+class AudioEndFields(TypedDict):
     """``audio_end``: no more audio for this response."""
 
-    type: Literal["audio_end"]
-    t_ms: float
     chunks: int
-    duration_s: float
+    duration_s: Annotated[float, Decimals(3)]
 
 
-class AgentEndEvent(TypedDict):
+class AgentEndFields(TypedDict):
     """``agent_end``: the last event; times are ``t_ms`` values (None when there was no such event)."""
 
-    type: Literal["agent_end"]
-    t_ms: float
     ttfa_ms: float | None
     text_ms: float | None
     audio_ms: float | None
 
 
-class ErrorEvent(TypedDict):
+class ErrorFields(TypedDict):
     """``error``: something failed (text keeps flowing when only speech fails).
 
     ``request_id`` only on the endpoint's SSE transport (Leg 1).
     """
 
-    type: Literal["error"]
-    t_ms: float
     code: str
     message: str
     request_id: NotRequired[str | None]
 
 
-#: One Leg 3 event.
+class WordTimestampsFields(TypedDict):
+    """Leg 1 SSE transport: ``word_timestamps``, before the audio of the segment the words are in."""
+
+    words: list[WordJson]
+
+
+class SynthesisCompleteFields(TypedDict):
+    """Leg 1 SSE transport: ``synthesis_complete``, after the request's last ``audio_chunk``."""
+
+    audio_bytes: int
+    total_duration_s: float
+    elapsed_s: float
+
+
+# Each event's type: its declaration, plus "type" and "t_ms".
+class AgentStartEvent(_Timed, AgentStartFields):
+    type: Literal["agent_start"]
+
+
+class TextDeltaEvent(_Timed, TextDeltaFields):
+    type: Literal["text_delta"]
+
+
+class AudioStartEvent(_Timed, AudioStartFields):
+    type: Literal["audio_start"]
+
+
+class AudioChunkEvent(_Timed, AudioChunkFields):
+    type: Literal["audio_chunk"]
+
+
+class SentenceCompleteEvent(_Timed, SentenceCompleteFields):
+    type: Literal["sentence_complete"]
+
+
+class WordsEvent(_Timed, WordsFields):
+    type: Literal["words"]
+
+
+class SentenceRestartEvent(_Timed, SentenceRestartFields):
+    type: Literal["sentence_restart"]
+
+
+class InterruptedEvent(_Timed, InterruptedFields):
+    type: Literal["interrupted"]
+
+
+class AudioEndEvent(_Timed, AudioEndFields):
+    type: Literal["audio_end"]
+
+
+class AgentEndEvent(_Timed, AgentEndFields):
+    type: Literal["agent_end"]
+
+
+class ErrorEvent(_Timed, ErrorFields):
+    type: Literal["error"]
+
+
+class WordTimestampsEvent(_ForRequest, WordTimestampsFields):
+    type: Literal["word_timestamps"]
+
+
+class SynthesisCompleteEvent(_ForRequest, SynthesisCompleteFields):
+    type: Literal["synthesis_complete"]
+
+
+#: One Leg 3 event, in the order the types first appear in a response.
 Event = (
     AgentStartEvent
     | TextDeltaEvent
@@ -188,60 +257,17 @@ Event = (
     | ErrorEvent
 )
 
-
-class WordTimestampsEvent(TypedDict):
-    """Leg 1 SSE transport: ``word_timestamps``, before the audio of the segment the words are in."""
-
-    type: Literal["word_timestamps"]
-    t_ms: float
-    request_id: str | None
-    words: list[WordJson]
-
-
-class SynthesisCompleteEvent(TypedDict):
-    """Leg 1 SSE transport: ``synthesis_complete``, after the request's last ``audio_chunk``."""
-
-    type: Literal["synthesis_complete"]
-    t_ms: float
-    request_id: str | None
-    audio_bytes: int
-    total_duration_s: float
-    elapsed_s: float
-
-
 #: One event of the endpoint's ``POST /invocations`` SSE transport (Leg 1).
 SynthesisEvent = AudioStartEvent | WordTimestampsEvent | AudioChunkEvent | ErrorEvent | SynthesisCompleteEvent
 
+_LEG3: Final = EventShapes(Event)
 
-_NUMBER: Final = (int, float)
-# The fields each Leg 3 event must carry (besides "type" and "t_ms"), with their JSON types.
-_FIELDS: Final[dict[str, dict[str, tuple[type, ...]]]] = {
-    "agent_start": {"mode": (str,)},
-    "text_delta": {"seq": (int,), "text": (str,)},
-    "audio_start": {"format": (str,), "sample_rate": (int,), "channels": (int,)},
-    "audio_chunk": {"seq": (int,), "sentence": (int,), "data": (str,)},
-    "sentence_complete": {"sentence": (int,), "text": (str,), "duration_s": _NUMBER},
-    "words": {"sentence": (int,), "words": (list,)},
-    "sentence_restart": {"sentence": (int,), "dropped_s": _NUMBER},
-    "interrupted": {"heard_text": (str,), "sentences_done": (list,)},
-    "audio_end": {"chunks": (int,), "duration_s": _NUMBER},
-    "agent_end": {},
-    "error": {"code": (str,), "message": (str,)},
-}
-# Fields that may be null, when present.
-_NULLABLE: Final[dict[str, dict[str, tuple[type, ...]]]] = {
-    "agent_start": {"request_id": (str,)},
-    "interrupted": {"sentence_cut": (int,)},
-    "agent_end": {"ttfa_ms": _NUMBER, "text_ms": _NUMBER, "audio_ms": _NUMBER},
-}
-
-
-def _is(value: object, kinds: tuple[type, ...]) -> bool:
-    return isinstance(value, kinds) and not isinstance(value, bool)
+#: Every Leg 3 event type, in the order they first appear in a response.
+EVENT_TYPES: Final[tuple[str, ...]] = _LEG3.types
 
 
 def parse_event(value: object) -> Event | None:
-    """Check a decoded JSON value against the Leg 3 event shapes (what a client does with each event).
+    """Check a decoded JSON value against the Leg 3 event declarations (what a client does with each event).
 
     Fields beyond the contract's are kept; an event type this version does not know is not an error (a
     newer server may send more): it gives None, for the caller to skip.
@@ -256,27 +282,17 @@ def parse_event(value: object) -> Event | None:
         ValueError: ``value`` is not a JSON object with a string ``type``, or a known event lacks a field
             (``t_ms`` included) or carries one of the wrong JSON type. The message names the field.
     """
-    if not isinstance(value, dict):
-        raise ValueError("a Leg 3 event must be a JSON object")
-    kind = value.get("type")
-    if not isinstance(kind, str):
-        raise ValueError("a Leg 3 event needs a string 'type'")
-    if kind not in _FIELDS:
-        return None
-    if not _is(value.get("t_ms"), _NUMBER):
-        raise ValueError(f"a {kind} event needs a number 't_ms'")
-    for name, kinds in _FIELDS[kind].items():
-        if not _is(value.get(name), kinds):
-            raise ValueError(f"a {kind} event needs {kinds[0].__name__} {name!r}")
-    for name, kinds in _NULLABLE.get(kind, {}).items():
-        field = value.get(name)
-        if field is not None and not _is(field, kinds):
-            raise ValueError(f"a {kind} event's {name!r} must be {kinds[0].__name__} or null")
-    return cast(Event, value)
+    return cast("Event | None", _LEG3.validate(value))
+
+
+_E = TypeVar("_E", SentenceCompleteEvent, SentenceRestartEvent, AudioEndEvent)
 
 
 class EventBuilder:
     """Builds Leg 3 events stamped with ``t_ms`` since the builder was created (``agent_start``'s time 0).
+
+    Each method takes its event's declared fields as keywords and returns the event; a float field that
+    declares :class:`~strands_voice_protocol.event_shapes.Decimals` is rounded to them.
 
     Args:
         clock: A monotonic clock in seconds; ``time.monotonic`` unless a test wants its own.
@@ -290,56 +306,37 @@ class EventBuilder:
         """Milliseconds since the start, rounded to 0.1 ms."""
         return round((self._clock() - self._start) * 1000.0, 1)
 
-    def agent_start(self, *, mode: str, request_id: str | None) -> AgentStartEvent:
-        """``agent_start``: the response begins."""
-        return {"type": "agent_start", "t_ms": self.t_ms(), "mode": mode, "request_id": request_id}
+    @staticmethod
+    def _rounded(event: _E) -> _E:
+        return cast(_E, _LEG3.rounded(event))
 
-    def text_delta(self, *, seq: int, text: str) -> TextDeltaEvent:
+    def agent_start(self, **fields: Unpack[AgentStartFields]) -> AgentStartEvent:
+        """``agent_start``: the response begins."""
+        return {"type": "agent_start", "t_ms": self.t_ms(), **fields}
+
+    def text_delta(self, **fields: Unpack[TextDeltaFields]) -> TextDeltaEvent:
         """``text_delta``: one piece of the agent's text, as the model streamed it."""
-        return {"type": "text_delta", "t_ms": self.t_ms(), "seq": seq, "text": text}
+        return {"type": "text_delta", "t_ms": self.t_ms(), **fields}
 
     def audio_start(self, *, format: str, sample_rate: int, channels: int = 1) -> AudioStartEvent:
-        """``audio_start``: sent once, before the first ``audio_chunk``."""
-        return {
-            "type": "audio_start",
-            "t_ms": self.t_ms(),
-            "format": format,
-            "sample_rate": sample_rate,
-            "channels": channels,
-        }
+        """``audio_start``: sent once, before the first ``audio_chunk`` (mono unless told)."""
+        fields: AudioStartFields = {"format": format, "sample_rate": sample_rate, "channels": channels}
+        return {"type": "audio_start", "t_ms": self.t_ms(), **fields}
 
     def audio_chunk(self, *, seq: int, sentence: int, data: bytes) -> AudioChunkEvent:
-        """``audio_chunk``: encoded audio (base64 in ``data``) speaking text chunk ``sentence``."""
-        return {
-            "type": "audio_chunk",
-            "t_ms": self.t_ms(),
-            "seq": seq,
-            "sentence": sentence,
-            "data": base64.b64encode(data).decode("ascii"),
-        }
+        """``audio_chunk``: the encoded audio ``data`` (sent as base64) speaking text chunk ``sentence``."""
+        fields: AudioChunkFields = {"seq": seq, "sentence": sentence, "data": base64.b64encode(data).decode()}
+        return {"type": "audio_chunk", "t_ms": self.t_ms(), **fields}
 
-    def sentence_complete(self, *, sentence: int, text: str, duration_s: float) -> SentenceCompleteEvent:
+    def sentence_complete(self, **fields: Unpack[SentenceCompleteFields]) -> SentenceCompleteEvent:
         """``sentence_complete``: all audio of text chunk ``sentence`` has been sent."""
-        return {
-            "type": "sentence_complete",
-            "t_ms": self.t_ms(),
-            "sentence": sentence,
-            "text": text,
-            "duration_s": round(duration_s, 3),
-        }
+        event: SentenceCompleteEvent = {"type": "sentence_complete", "t_ms": self.t_ms(), **fields}
+        return self._rounded(event)
 
-    def sentence_restart(self, *, sentence: int, dropped_s: float) -> SentenceRestartEvent:
-        """``sentence_restart``: the TTS connection dropped mid-sentence; its audio starts over.
-
-        The ``dropped_s`` seconds of that sentence's audio already sent are void: a player drops what it
-        still holds of them. The sentence's ``audio_chunk`` events follow again from its start.
-        """
-        return {
-            "type": "sentence_restart",
-            "t_ms": self.t_ms(),
-            "sentence": sentence,
-            "dropped_s": round(dropped_s, 3),
-        }
+    def sentence_restart(self, **fields: Unpack[SentenceRestartFields]) -> SentenceRestartEvent:
+        """``sentence_restart``: the TTS connection dropped mid-sentence; its audio starts over."""
+        event: SentenceRestartEvent = {"type": "sentence_restart", "t_ms": self.t_ms(), **fields}
+        return self._rounded(event)
 
     def words(self, *, sentence: int, words: Sequence[WordTiming]) -> WordsEvent:
         """Sentence ``sentence``'s words, times from its first audio (as Leg 1 ``word_timestamps``).
@@ -350,42 +347,22 @@ class EventBuilder:
         """
         return {"type": "words", "t_ms": self.t_ms(), "sentence": sentence, "words": words_json(list(words))}
 
-    def audio_end(self, *, chunks: int, duration_s: float) -> AudioEndEvent:
+    def audio_end(self, **fields: Unpack[AudioEndFields]) -> AudioEndEvent:
         """``audio_end``: no more audio for this response."""
-        return {
-            "type": "audio_end",
-            "t_ms": self.t_ms(),
-            "chunks": chunks,
-            "duration_s": round(duration_s, 3),
-        }
+        event: AudioEndEvent = {"type": "audio_end", "t_ms": self.t_ms(), **fields}
+        return self._rounded(event)
 
-    def interrupted(
-        self, *, heard_text: str, sentences_done: list[int], sentence_cut: int | None
-    ) -> InterruptedEvent:
+    def interrupted(self, **fields: Unpack[InterruptedFields]) -> InterruptedEvent:
         """``interrupted``: barge-in; what the caller heard, the sentences heard in full, the one cut."""
-        return {
-            "type": "interrupted",
-            "t_ms": self.t_ms(),
-            "heard_text": heard_text,
-            "sentences_done": sentences_done,
-            "sentence_cut": sentence_cut,
-        }
+        return {"type": "interrupted", "t_ms": self.t_ms(), **fields}
 
-    def agent_end(
-        self, *, ttfa_ms: float | None, text_ms: float | None, audio_ms: float | None
-    ) -> AgentEndEvent:
+    def agent_end(self, **fields: Unpack[AgentEndFields]) -> AgentEndEvent:
         """``agent_end``: the last event; times are ``t_ms`` values (None when there was no such event)."""
-        return {
-            "type": "agent_end",
-            "t_ms": self.t_ms(),
-            "ttfa_ms": ttfa_ms,
-            "text_ms": text_ms,
-            "audio_ms": audio_ms,
-        }
+        return {"type": "agent_end", "t_ms": self.t_ms(), **fields}
 
-    def error(self, *, code: str, message: str) -> ErrorEvent:
+    def error(self, **fields: Unpack[ErrorFields]) -> ErrorEvent:
         """``error``: something failed (text keeps flowing when only speech fails)."""
-        return {"type": "error", "t_ms": self.t_ms(), "code": code, "message": message}
+        return {"type": "error", "t_ms": self.t_ms(), **fields}
 
 
 class SynthesisEventBuilder(EventBuilder):
@@ -410,30 +387,17 @@ class SynthesisEventBuilder(EventBuilder):
         event["request_id"] = self.request_id
         return event
 
-    def error(self, *, code: str, message: str) -> ErrorEvent:
+    def error(self, **fields: Unpack[ErrorFields]) -> ErrorEvent:
         """``error`` with the request's ``request_id``."""
-        event = super().error(code=code, message=message)
+        event = super().error(**fields)
         event["request_id"] = self.request_id
         return event
 
     def word_timestamps(self, words: Sequence[WordTiming]) -> WordTimestampsEvent:
         """``word_timestamps``: the next segment's words, times from the request's first audio."""
-        return {
-            "type": "word_timestamps",
-            "t_ms": self.t_ms(),
-            "request_id": self.request_id,
-            "words": words_json(list(words)),
-        }
+        fields: WordTimestampsFields = {"words": words_json(list(words))}
+        return {"type": "word_timestamps", "t_ms": self.t_ms(), "request_id": self.request_id, **fields}
 
-    def synthesis_complete(
-        self, *, audio_bytes: int, total_duration_s: float, elapsed_s: float
-    ) -> SynthesisCompleteEvent:
+    def synthesis_complete(self, **fields: Unpack[SynthesisCompleteFields]) -> SynthesisCompleteEvent:
         """``synthesis_complete``: the request's audio is all sent."""
-        return {
-            "type": "synthesis_complete",
-            "t_ms": self.t_ms(),
-            "request_id": self.request_id,
-            "audio_bytes": audio_bytes,
-            "total_duration_s": total_duration_s,
-            "elapsed_s": elapsed_s,
-        }
+        return {"type": "synthesis_complete", "t_ms": self.t_ms(), "request_id": self.request_id, **fields}

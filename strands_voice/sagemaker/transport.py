@@ -42,12 +42,12 @@ import logging
 import os
 from typing import Any, Final, NoReturn
 
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import (
     TTSConnectionError,
     TTSError,
     TTSTimeoutError,
 )
-from strands_voice_protocol.tasks import cancel_and_wait
 
 from strands_voice.sagemaker.framing import (
     COMPLETE,

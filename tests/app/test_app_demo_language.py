@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from agentcore_app.models import ModelSpecError, create_model, parse_model_spec
 from agentcore_app.scripted import SCRIPTED_ANSWER, SCRIPTED_ANSWERS, split_tokens
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.speech_text import clean_for_speech
 from strands_voice_tools.demo.cli import answer_language
 
 

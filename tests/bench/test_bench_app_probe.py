@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from strands_voice_protocol.errors import StrandsVoiceError
-from strands_voice_protocol.recorder import ModeResult
+from strands_voice_protocol.leg3_client import ModeResult
 from strands_voice_tools.bench.app_probe import run_voice_request
 
 PCM = b"\x01\x00" * 24_000  # 1 s of pcm16 at 24 kHz

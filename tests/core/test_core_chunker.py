@@ -9,7 +9,8 @@ import random
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.speech_text import clean_for_speech
 from timing_support import best_time
 
 

@@ -8,7 +8,8 @@ import itertools
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, sentence_ends, split_sentences
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
+from strands_voice_protocol.sentences import sentence_ends, split_at_sentence_ends
 
 TEXTS = [
     "今日はいい天気ですね。東京へ行きます！明日は雨でしょうか？",
@@ -27,18 +28,22 @@ def stream(text: str, cuts: list[int], **options: int) -> list[str]:
 
 
 def test_japanese_sentences_end_at_full_width_terminators() -> None:
-    assert split_sentences(TEXTS[0]) == ["今日はいい天気ですね。", "東京へ行きます！", "明日は雨でしょうか？"]
-    assert stream(TEXTS[0], []) == split_sentences(TEXTS[0])
+    assert split_at_sentence_ends(TEXTS[0]) == [
+        "今日はいい天気ですね。",
+        "東京へ行きます！",
+        "明日は雨でしょうか？",
+    ]
+    assert stream(TEXTS[0], []) == split_at_sentence_ends(TEXTS[0])
 
 
 def test_a_quotation_the_sentence_goes_on_from_stays_in_it() -> None:
-    assert split_sentences(TEXTS[1]) == [
+    assert split_at_sentence_ends(TEXTS[1]) == [
         "彼は「はい。」と言った。",
         "「本当？」って聞いた。",
         "「はい。」",
         "次です。",
     ]
-    assert stream(TEXTS[1], list(range(len(TEXTS[1])))) == split_sentences(TEXTS[1])
+    assert stream(TEXTS[1], list(range(len(TEXTS[1])))) == split_at_sentence_ends(TEXTS[1])
 
 
 def test_a_long_first_sentence_is_cut_at_a_japanese_comma() -> None:

@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strands_voice_protocol.audio import decode_audio
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import AudioEncodingError, SSEDecodeError
+from strands_voice_protocol.speech_text import clean_for_speech
 from strands_voice_protocol.sse import SSEDecoder, SSEEvent
 from timing_support import best_time
 

@@ -13,7 +13,7 @@ from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler, PrintingCallbackHandler
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.chunker import clean_for_speech
+from strands_voice_protocol.speech_text import clean_for_speech
 
 from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
 from strands_voice.speaker import VoiceOptions

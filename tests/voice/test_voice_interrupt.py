@@ -17,10 +17,10 @@ from strands import Agent
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
-from strands_voice_protocol.tasks import cancel_and_wait
 
 from strands_voice.answer_memory import remembered_text
 from strands_voice.handler import VoiceCallbackHandler

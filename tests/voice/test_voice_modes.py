@@ -13,8 +13,9 @@ import pytest
 from agentcore_app.scripted import ScriptedModel, split_tokens
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.chunker import IncrementalSentenceChunker, clean_for_speech
+from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES
+from strands_voice_protocol.speech_text import clean_for_speech
 
 from strands_voice.run import VoiceOptions, run_batch, run_bidi, run_voice, split_for_requests
 

@@ -16,7 +16,7 @@ from typing import Any
 from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.recorder import Leg3Recorder
+from strands_voice_protocol.leg3_client import Leg3Recorder
 from strands_voice_protocol.sse import encode_sse
 from websockets.asyncio.server import ServerConnection, serve
 

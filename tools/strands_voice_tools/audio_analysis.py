@@ -15,7 +15,7 @@ from strands_voice_protocol.audio.audible import (
     pcm16_to_float,
 )
 from strands_voice_protocol.frames import DEFAULT_SAMPLE_RATE
-from strands_voice_protocol.recorder import ModeResult
+from strands_voice_protocol.leg3_client import ModeResult
 
 __all__ = [
     "AUDIBLE_DBFS",

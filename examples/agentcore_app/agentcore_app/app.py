@@ -37,10 +37,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import TextEncodingError
 from strands_voice_protocol.events import ErrorEvent, Event, EventBuilder
 from strands_voice_protocol.sse import encode_sse
-from strands_voice_protocol.tasks import cancel_and_wait
 
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
 from agentcore_app.conversations import Conversations, SessionBusyError

@@ -23,7 +23,7 @@ from strands.models.model import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
-from strands_voice_protocol.chunker import sentence_ends
+from strands_voice_protocol.sentences import sentence_ends
 
 __all__ = ["SCRIPTED_ANSWER", "SCRIPTED_ANSWERS", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
 

@@ -1,6 +1,6 @@
 """Time one voice answer through the AgentCore app over Leg 3 (SSE), as a caller sees it.
 
-The bytes go to the one Leg 3 client, :class:`~strands_voice_protocol.recorder.Leg3Recorder`: every event
+The bytes go to the one Leg 3 client, :class:`~strands_voice_protocol.leg3_client.Leg3Recorder`: every event
 is stamped with its arrival on the client's clock, next to the server's own ``t_ms``, so the benchmark can
 put text arrival and audio arrival on one timeline.
 """
@@ -13,7 +13,7 @@ import time
 
 import httpx
 from strands_voice_protocol.errors import StrandsVoiceError
-from strands_voice_protocol.recorder import Leg3Recorder, ModeResult
+from strands_voice_protocol.leg3_client import Leg3Recorder, ModeResult
 
 from strands_voice_tools.audio_analysis import first_heard_s
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import httpx
 from strands_voice_protocol.errors import StrandsVoiceError
-from strands_voice_protocol.recorder import ModeResult
+from strands_voice_protocol.leg3_client import ModeResult
 
 from strands_voice_tools.bench.app_probe import run_voice_request
 from strands_voice_tools.bench.endpoint_probe import measure_concurrent, measure_request

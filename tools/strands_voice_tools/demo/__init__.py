@@ -3,7 +3,7 @@
 The demo starts the Kokoro TTS endpoint (ONNX engine, CPU) and the example AgentCore app in-process on
 loopback ports (:mod:`.stack`), sends one prompt through the app over real HTTP in ``bidi`` and then
 ``batch`` mode and reads the Server-Sent Events with the one Leg 3 client
-(:class:`~strands_voice_protocol.recorder.Leg3Recorder`; :mod:`.runner`), writes one WAV per mode and
+(:class:`~strands_voice_protocol.leg3_client.Leg3Recorder`; :mod:`.runner`), writes one WAV per mode and
 prints, per mode, the time to first text, to first audio and to last audio, plus the batch/bidi ratio of
 time to first audio (:mod:`.report`). With ``--serve`` it starts the same two servers, prints the address
 of the browser page and serves until Ctrl-C (:mod:`.serve`). The options and the run are in :mod:`.cli`;

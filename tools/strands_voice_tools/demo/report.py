@@ -1,4 +1,4 @@
-"""The demo's outcome (a :class:`~strands_voice_protocol.recorder.ModeResult` per mode), as text and JSON."""
+"""The demo's outcome as text and JSON: a :class:`~strands_voice_protocol.leg3_client.ModeResult` per mode."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 from agentcore_app.models import ModelChoice
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.recorder import ModeResult
+from strands_voice_protocol.leg3_client import ModeResult
 
 __all__ = ["DemoReport", "format_ratio", "format_report", "format_table", "report_to_json"]
 

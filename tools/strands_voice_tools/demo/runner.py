@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from strands_voice_protocol.recorder import Leg3Recorder, ModeResult, record_stream
+from strands_voice_protocol.leg3_client import Leg3Recorder, ModeResult, record_stream
 
 from strands_voice_tools.demo.errors import DemoError
 from strands_voice_tools.demo.progress import Progress, ProgressStep

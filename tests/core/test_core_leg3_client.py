@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from strands_voice_protocol.events import EVENT_TYPES, EventBuilder, parse_event
-from strands_voice_protocol.recorder import Leg3Recorder, ModeResult, record_stream
+from strands_voice_protocol.leg3_client import Leg3Recorder, ModeResult, record_stream
 from strands_voice_protocol.sse import encode_sse
 
 PCM = bytes(range(256)) * 4
