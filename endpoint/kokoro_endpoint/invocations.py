@@ -13,7 +13,6 @@ from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder, format_sample_rate
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
-from strands_voice_protocol.events import SynthesisEventBuilder
 from strands_voice_protocol.frames import (
     ErrorFrame,
     Synthesize,
@@ -21,6 +20,7 @@ from strands_voice_protocol.frames import (
     encode_server_message,
 )
 from strands_voice_protocol.sse import encode_sse
+from strands_voice_protocol.synthesis_events import SynthesisEventBuilder
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, RequestAudio, audio_seconds, synthesize_segments

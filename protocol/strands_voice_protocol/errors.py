@@ -6,11 +6,13 @@ from typing import Final, Literal, get_args
 
 __all__ = [
     "AGENT_ERROR_CODES",
+    "FRAME_ERROR_CODES",
     "TRANSPORT_ERROR_CODES",
     "AgentErrorCode",
     "AudioEncodingError",
     "ConfigurationError",
     "FrameDecodeError",
+    "FrameErrorCode",
     "MissingDependencyError",
     "SSEDecodeError",
     "SageMakerStreamError",
@@ -23,6 +25,19 @@ __all__ = [
     "TransportErrorCode",
 ]
 
+
+#: The codes of a Leg 1 ``error`` frame (PROTOCOL.md, Leg 1): what the endpoint answers a request with.
+FrameErrorCode = Literal[
+    "invalid_json",
+    "invalid_request",
+    "text_too_long",
+    "unknown_voice",
+    "unsupported_language",
+    "busy",
+    "internal",
+]
+#: Every :data:`FrameErrorCode`.
+FRAME_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(FrameErrorCode))
 
 #: Why a TTS connection failed, the same code whatever the transport (WebSocket or SageMaker): the
 #: ``code`` of every :class:`TTSConnectionError` and :class:`TTSTimeoutError` a transport or the session
@@ -160,12 +175,12 @@ class SageMakerStreamError(TTSConnectionError):
         self,
         code: TransportErrorCode,
         message: str,
-        request_id: str | None = None,
         *,
-        retryable: bool = False,
         error_type: str = "",
         sagemaker_code: str = "",
         sagemaker_message: str = "",
+        retryable: bool = False,
+        request_id: str | None = None,
     ) -> None:
         super().__init__(code, message, request_id, retryable=retryable)
         self.error_type = error_type

@@ -19,9 +19,7 @@ for a dozen flat objects.
 it is the only code that builds an event: the library's speaker, response and handler, the example app and
 the endpoint's SSE transport all call it.
 
-The endpoint's ``POST /invocations`` with ``transport: "sse"`` (Leg 1) streams events of the same shapes
-(``audio_start``, ``audio_chunk``, ``error``, each with the request's ``request_id``) plus two of Leg 1's own
-(``word_timestamps``, ``synthesis_complete``): :class:`SynthesisEventBuilder` builds those.
+The endpoint's SSE transport (Leg 1) builds its events, of the same shapes, in :mod:`.synthesis_events`.
 """
 
 from __future__ import annotations
@@ -56,28 +54,20 @@ __all__ = [
     "SentenceCompleteFields",
     "SentenceRestartEvent",
     "SentenceRestartFields",
-    "SynthesisCompleteEvent",
-    "SynthesisCompleteFields",
-    "SynthesisEvent",
-    "SynthesisEventBuilder",
     "TextDeltaEvent",
     "TextDeltaFields",
-    "WordTimestampsEvent",
-    "WordTimestampsFields",
+    "Timed",
     "WordsEvent",
     "WordsFields",
     "parse_event",
 ]
 
 
-class _Timed(TypedDict):
+class Timed(TypedDict):
+    """What every event carries besides its ``type`` and its declared fields."""
+
     #: Milliseconds since ``agent_start`` (since the request, on the endpoint's SSE transport).
     t_ms: float
-
-
-class _ForRequest(_Timed):
-    #: The request the event belongs to (the endpoint's SSE transport).
-    request_id: str | None
 
 
 class AgentStartFields(TypedDict):
@@ -175,71 +165,49 @@ class ErrorFields(TypedDict):
     request_id: NotRequired[str | None]
 
 
-class WordTimestampsFields(TypedDict):
-    """Leg 1 SSE transport: ``word_timestamps``, before the audio of the segment the words are in."""
-
-    words: list[WordJson]
-
-
-class SynthesisCompleteFields(TypedDict):
-    """Leg 1 SSE transport: ``synthesis_complete``, after the request's last ``audio_chunk``."""
-
-    audio_bytes: int
-    total_duration_s: float
-    elapsed_s: float
-
-
 # Each event's type: its declaration, plus "type" and "t_ms".
-class AgentStartEvent(_Timed, AgentStartFields):
+class AgentStartEvent(Timed, AgentStartFields):
     type: Literal["agent_start"]
 
 
-class TextDeltaEvent(_Timed, TextDeltaFields):
+class TextDeltaEvent(Timed, TextDeltaFields):
     type: Literal["text_delta"]
 
 
-class AudioStartEvent(_Timed, AudioStartFields):
+class AudioStartEvent(Timed, AudioStartFields):
     type: Literal["audio_start"]
 
 
-class AudioChunkEvent(_Timed, AudioChunkFields):
+class AudioChunkEvent(Timed, AudioChunkFields):
     type: Literal["audio_chunk"]
 
 
-class SentenceCompleteEvent(_Timed, SentenceCompleteFields):
+class SentenceCompleteEvent(Timed, SentenceCompleteFields):
     type: Literal["sentence_complete"]
 
 
-class WordsEvent(_Timed, WordsFields):
+class WordsEvent(Timed, WordsFields):
     type: Literal["words"]
 
 
-class SentenceRestartEvent(_Timed, SentenceRestartFields):
+class SentenceRestartEvent(Timed, SentenceRestartFields):
     type: Literal["sentence_restart"]
 
 
-class InterruptedEvent(_Timed, InterruptedFields):
+class InterruptedEvent(Timed, InterruptedFields):
     type: Literal["interrupted"]
 
 
-class AudioEndEvent(_Timed, AudioEndFields):
+class AudioEndEvent(Timed, AudioEndFields):
     type: Literal["audio_end"]
 
 
-class AgentEndEvent(_Timed, AgentEndFields):
+class AgentEndEvent(Timed, AgentEndFields):
     type: Literal["agent_end"]
 
 
-class ErrorEvent(_Timed, ErrorFields):
+class ErrorEvent(Timed, ErrorFields):
     type: Literal["error"]
-
-
-class WordTimestampsEvent(_ForRequest, WordTimestampsFields):
-    type: Literal["word_timestamps"]
-
-
-class SynthesisCompleteEvent(_ForRequest, SynthesisCompleteFields):
-    type: Literal["synthesis_complete"]
 
 
 #: One Leg 3 event, in the order the types first appear in a response.
@@ -256,9 +224,6 @@ Event = (
     | AgentEndEvent
     | ErrorEvent
 )
-
-#: One event of the endpoint's ``POST /invocations`` SSE transport (Leg 1).
-SynthesisEvent = AudioStartEvent | WordTimestampsEvent | AudioChunkEvent | ErrorEvent | SynthesisCompleteEvent
 
 _LEG3: Final = EventShapes(Event)
 
@@ -363,41 +328,3 @@ class EventBuilder:
     def error(self, **fields: Unpack[ErrorFields]) -> ErrorEvent:
         """``error``: something failed (text keeps flowing when only speech fails)."""
         return {"type": "error", "t_ms": self.t_ms(), **fields}
-
-
-class SynthesisEventBuilder(EventBuilder):
-    """Builds the events of the endpoint's ``POST /invocations`` SSE transport (Leg 1) for one request.
-
-    ``audio_start`` and ``error`` carry the request's ``request_id``; ``audio_chunk`` is Leg 3's shape
-    (``sentence`` is always 0: one request is one text); ``word_timestamps`` and ``synthesis_complete``
-    are Leg 1's frames as events. ``t_ms`` counts from the builder's creation.
-
-    Args:
-        request_id: The request the events belong to.
-        clock: A monotonic clock in seconds.
-    """
-
-    def __init__(self, request_id: str | None, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(clock)
-        self.request_id = request_id
-
-    def audio_start(self, *, format: str, sample_rate: int, channels: int = 1) -> AudioStartEvent:
-        """``audio_start`` with the request's ``request_id``."""
-        event = super().audio_start(format=format, sample_rate=sample_rate, channels=channels)
-        event["request_id"] = self.request_id
-        return event
-
-    def error(self, **fields: Unpack[ErrorFields]) -> ErrorEvent:
-        """``error`` with the request's ``request_id``."""
-        event = super().error(**fields)
-        event["request_id"] = self.request_id
-        return event
-
-    def word_timestamps(self, words: Sequence[WordTiming]) -> WordTimestampsEvent:
-        """``word_timestamps``: the next segment's words, times from the request's first audio."""
-        fields: WordTimestampsFields = {"words": words_json(list(words))}
-        return {"type": "word_timestamps", "t_ms": self.t_ms(), "request_id": self.request_id, **fields}
-
-    def synthesis_complete(self, **fields: Unpack[SynthesisCompleteFields]) -> SynthesisCompleteEvent:
-        """``synthesis_complete``: the request's audio is all sent."""
-        return {"type": "synthesis_complete", "t_ms": self.t_ms(), "request_id": self.request_id, **fields}

@@ -4,6 +4,10 @@ Client → server: :class:`Synthesize`, :class:`Cancel`, :class:`Close`.
 Server → client: :class:`SynthesisStart`, audio bytes, :class:`WordTimestamps` (when asked),
 :class:`SynthesisComplete`, :class:`SynthesisCancelled`, :class:`ErrorFrame`.
 
+Each message is declared once, as a frozen dataclass whose ``TYPE`` is its ``type``: encoding writes its
+fields in declaration order (None left out), and decoding reads and checks each field by its declared type
+(:mod:`._frame_fields`).
+
 Control frames are UTF-8 JSON objects. Where a transport does not keep frame kinds, a chunk is a control
 frame only if the WHOLE chunk decodes as UTF-8 JSON to an object (see :func:`is_control_frame`); raw PCM
 that happens to begin with ``{`` stays audio.
@@ -12,11 +16,27 @@ that happens to begin with ``{`` stays audio.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal, TypedDict, get_args
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import (
+    Any,
+    ClassVar,
+    Final,
+    TypedDict,
+    cast,
+    get_args,
+)
 
+from strands_voice_protocol._frame_fields import (
+    encodable,
+    optional_bool,
+    optional_count,
+    optional_number,
+    optional_str,
+    parse_object,
+    read_dataclass,
+    type_hints,
+)
 from strands_voice_protocol._utf8 import json_utf8
 from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.wire import SAMPLE_RATE
@@ -25,11 +45,9 @@ __all__ = [
     "DEFAULT_CHANNELS",
     "DEFAULT_FORMAT",
     "DEFAULT_SAMPLE_RATE",
-    "ERROR_CODES",
     "Cancel",
     "ClientMessage",
     "Close",
-    "ErrorCode",
     "ErrorFrame",
     "Keepalive",
     "ServerMessage",
@@ -53,17 +71,6 @@ DEFAULT_FORMAT: Final = "pcm16"
 DEFAULT_SAMPLE_RATE: Final = SAMPLE_RATE
 DEFAULT_CHANNELS: Final = 1
 
-ErrorCode = Literal[
-    "invalid_json",
-    "invalid_request",
-    "text_too_long",
-    "unknown_voice",
-    "unsupported_language",
-    "busy",
-    "internal",
-]
-ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(ErrorCode))
-
 
 @dataclass(frozen=True, slots=True)
 class Synthesize:
@@ -75,6 +82,8 @@ class Synthesize:
     letter); ``lexicon`` maps words to Kokoro phonemes for this request; ``skip_samples`` (default 0)
     sends the audio from that sample on. None leaves the field out (the server's default).
     """
+
+    TYPE: ClassVar = "synthesize"
 
     text: str
     voice: str | None = None
@@ -92,12 +101,16 @@ class Synthesize:
 class Cancel:
     """Drop the named request, or every queued and running one when ``request_id`` is None (barge-in)."""
 
+    TYPE: ClassVar = "cancel"
+
     request_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Close:
     """Finish what was already sent, then close the session with code 1000."""
+
+    TYPE: ClassVar = "close"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +120,8 @@ class Keepalive:
     The endpoint answers nothing. Sent by the agent side while no audio is owed, so a slow agent's
     session outlives the idle timeout on every transport (SageMaker carries no WebSocket pings).
     """
+
+    TYPE: ClassVar = "keepalive"
 
 
 ClientMessage = Synthesize | Cancel | Close | Keepalive
@@ -120,6 +135,8 @@ class SynthesisStart:
     and answers from sample 0).
     """
 
+    TYPE: ClassVar = "synthesis_start"
+
     request_id: str
     format: str = DEFAULT_FORMAT
     sample_rate: int = DEFAULT_SAMPLE_RATE
@@ -131,6 +148,8 @@ class SynthesisStart:
 class SynthesisComplete:
     """Sent after the last audio byte of a request."""
 
+    TYPE: ClassVar = "synthesis_complete"
+
     request_id: str
     audio_bytes: int
     total_duration_s: float
@@ -141,12 +160,19 @@ class SynthesisComplete:
 class SynthesisCancelled:
     """A cancelled request ends; no more audio for it follows."""
 
+    TYPE: ClassVar = "synthesis_cancelled"
+
     request_id: str
 
 
 @dataclass(frozen=True, slots=True)
 class ErrorFrame:
-    """A request failed (or a frame could not be read); the session stays open."""
+    """A request failed (or a frame could not be read); the session stays open.
+
+    ``code`` is one of :data:`~strands_voice_protocol.errors.FRAME_ERROR_CODES`.
+    """
+
+    TYPE: ClassVar = "error"
 
     code: str
     message: str
@@ -168,6 +194,8 @@ class WordTiming:
 class WordTimestamps:
     """Sent (when asked) before the audio of each segment: the words that audio speaks."""
 
+    TYPE: ClassVar = "word_timestamps"
+
     request_id: str
     words: tuple[WordTiming, ...]
 
@@ -175,9 +203,19 @@ class WordTimestamps:
 ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | ErrorFrame | WordTimestamps
 
 
-def _dumps(obj: dict[str, Any]) -> str:
-    """One frame's JSON text; refuses (TextEncodingError) a string UTF-8 cannot carry, naming its field."""
-    return json_utf8(obj, "frame").decode("utf-8")
+def _frame_json(message: ClientMessage | ServerMessage) -> dict[str, Any]:
+    """A message as its JSON object: ``type``, then each field in declaration order; None is left out."""
+    obj: dict[str, Any] = {"type": message.TYPE}
+    for field in fields(message):
+        value = getattr(message, field.name)
+        if value is None:
+            continue
+        if isinstance(value, Mapping):
+            value = dict(value)
+        elif field.name == "words":
+            value = words_json(value)
+        obj[field.name] = value
+    return obj
 
 
 def encode_client_message(message: ClientMessage) -> str:
@@ -186,76 +224,20 @@ def encode_client_message(message: ClientMessage) -> str:
     Raises:
         TextEncodingError: a field holds a lone surrogate (e.g. ``frame.text``), which UTF-8 cannot carry.
     """
-    if isinstance(message, Synthesize):
-        obj: dict[str, Any] = {"type": "synthesize", "text": message.text}
-        if message.voice is not None:
-            obj["voice"] = message.voice
-        if message.speed is not None:
-            obj["speed"] = message.speed
-        if message.request_id is not None:
-            obj["request_id"] = message.request_id
-        if message.normalize is not None:
-            obj["normalize"] = message.normalize
-        if message.timestamps is not None:
-            obj["timestamps"] = message.timestamps
-        if message.skip_samples is not None:
-            obj["skip_samples"] = message.skip_samples
-        if message.lang is not None:
-            obj["lang"] = message.lang
-        if message.lexicon is not None:
-            obj["lexicon"] = dict(message.lexicon)
-        return _dumps(obj)
-    if isinstance(message, Cancel):
-        obj = {"type": "cancel"}
-        if message.request_id is not None:
-            obj["request_id"] = message.request_id
-        return _dumps(obj)
-    if isinstance(message, Close):
-        return _dumps({"type": "close"})
-    if isinstance(message, Keepalive):
-        return _dumps({"type": "keepalive"})
-    raise TypeError(f"not a client message: {type(message).__name__}")
+    if not isinstance(message, ClientMessage):
+        raise TypeError(f"not a client message: {type(message).__name__}")
+    return json_utf8(_frame_json(message), "frame").decode("utf-8")
 
 
 def encode_server_message(message: ServerMessage) -> str:
-    """Encode a server control message as one JSON text frame.
+    """Encode a server control message as one JSON text frame; optional fields left as None are omitted.
 
     Raises:
         TextEncodingError: a field holds a lone surrogate (e.g. ``frame.message``).
     """
-    if isinstance(message, SynthesisStart):
-        start: dict[str, Any] = {
-            "type": "synthesis_start",
-            "request_id": message.request_id,
-            "format": message.format,
-            "sample_rate": message.sample_rate,
-            "channels": message.channels,
-        }
-        if message.skip_samples is not None:
-            start["skip_samples"] = message.skip_samples
-        return _dumps(start)
-    if isinstance(message, SynthesisComplete):
-        return _dumps(
-            {
-                "type": "synthesis_complete",
-                "request_id": message.request_id,
-                "audio_bytes": message.audio_bytes,
-                "total_duration_s": message.total_duration_s,
-                "elapsed_s": message.elapsed_s,
-            }
-        )
-    if isinstance(message, SynthesisCancelled):
-        return _dumps({"type": "synthesis_cancelled", "request_id": message.request_id})
-    if isinstance(message, WordTimestamps):
-        return _dumps(
-            {"type": "word_timestamps", "request_id": message.request_id, "words": words_json(message.words)}
-        )
-    if isinstance(message, ErrorFrame):
-        obj: dict[str, Any] = {"type": "error", "code": message.code, "message": message.message}
-        if message.request_id is not None:
-            obj["request_id"] = message.request_id
-        return _dumps(obj)
-    raise TypeError(f"not a server message: {type(message).__name__}")
+    if not isinstance(message, ServerMessage):
+        raise TypeError(f"not a server message: {type(message).__name__}")
+    return json_utf8(_frame_json(message), "frame").decode("utf-8")
 
 
 class WordJson(TypedDict):
@@ -270,75 +252,32 @@ class WordJson(TypedDict):
 
 def words_json(words: tuple[WordTiming, ...] | list[WordTiming]) -> list[WordJson]:
     """Words as the JSON list of ``word_timestamps`` (and of Leg 3's ``words`` event)."""
-    return [
-        {
-            "word": w.word,
-            "start_s": w.start_s,
-            "end_s": w.end_s,
-            "char_start": w.char_start,
-            "char_end": w.char_end,
-        }
-        for w in words
-    ]
+    return [cast(WordJson, asdict(word)) for word in words]
 
 
-def _parse_object(data: str | bytes) -> dict[str, Any]:
-    """Parse a frame as a JSON object, raising FrameDecodeError(invalid_json) otherwise."""
-    if isinstance(data, bytes | bytearray | memoryview):
-        try:
-            text = bytes(data).decode("utf-8")
-        except UnicodeDecodeError:
-            raise FrameDecodeError("invalid_json", "The message is not valid UTF-8.") from None
-    else:
-        text = data
-    try:
-        obj = json.loads(text)
-    except (ValueError, RecursionError):
-        raise FrameDecodeError("invalid_json", "The message is not valid JSON.") from None
-    if not isinstance(obj, dict):
-        raise FrameDecodeError("invalid_json", "The message must be a JSON object.")
-    return obj
+def _text(obj: dict[str, Any], key: str) -> str:
+    text = obj.get(key)
+    if not isinstance(text, str):
+        raise FrameDecodeError("invalid_request", f"'{key}' is required and must be a string.")
+    if not text.strip():
+        raise FrameDecodeError("invalid_request", f"'{key}' must not be empty.")
+    return encodable(text, key)
 
 
-def _encodable(value: str, key: str) -> str:
-    """Reject lone surrogates (JSON ``"\\udc00"``): they cannot be echoed back as UTF-8."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise FrameDecodeError("invalid_request", f"'{key}' is not valid Unicode text.") from None
-    return value
-
-
-def _optional_str(obj: dict[str, Any], key: str) -> str | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise FrameDecodeError("invalid_request", f"'{key}' must be a string.")
-    return _encodable(value, key)
-
-
-def _optional_bool(obj: dict[str, Any], key: str) -> bool | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        raise FrameDecodeError("invalid_request", f"'{key}' must be true or false.")
-    return value
-
-
-def _optional_count(obj: dict[str, Any], key: str) -> int | None:
-    """A non-negative JSON integer, or None when absent."""
-    value = obj.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise FrameDecodeError("invalid_request", f"'{key}' must be a whole number of 0 or more.")
-    return value
+# How a client message's field is read, by its declared type.
+_CLIENT_READERS: Final[dict[object, Callable[[dict[str, Any], str], Any]]] = {
+    str: _text,
+    str | None: optional_str,
+    float | None: optional_number,
+    bool | None: optional_bool,
+    int | None: optional_count,
+    Mapping[str, str] | None: lambda obj, key: decode_lexicon(obj.get(key)),
+}
+_CLIENT_TYPES: Final[dict[str, type[ClientMessage]]] = {cls.TYPE: cls for cls in get_args(ClientMessage)}
 
 
 def decode_client_message(data: str | bytes) -> ClientMessage:
-    """Decode one client frame (text or binary, UTF-8 JSON either way).
+    """Decode one client frame (text or binary, UTF-8 JSON either way); fields are read by declared type.
 
     Type and presence are checked here; limits that depend on the server (text length, speed range,
     known voices) are the server's to check.
@@ -346,46 +285,21 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
     Raises:
         FrameDecodeError: with code ``invalid_json`` (not UTF-8 JSON object) or ``invalid_request``.
     """
-    obj = _parse_object(data)
+    obj = parse_object(data)
     kind = obj.get("type")
     if kind is None and "text" in obj:
-        kind = "synthesize"
-    if kind == "synthesize":
-        text = obj.get("text")
-        if not isinstance(text, str):
-            raise FrameDecodeError("invalid_request", "'text' is required and must be a string.")
-        if not text.strip():
-            raise FrameDecodeError("invalid_request", "'text' must not be empty.")
-        _encodable(text, "text")
-        speed = obj.get("speed")
-        if speed is not None:
-            if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):
-                raise FrameDecodeError("invalid_request", "'speed' must be a number.")
-            speed = float(speed)
-        return Synthesize(
-            text=text,
-            voice=_optional_str(obj, "voice"),
-            speed=speed,
-            request_id=_optional_str(obj, "request_id"),
-            normalize=_optional_bool(obj, "normalize"),
-            timestamps=_optional_bool(obj, "timestamps"),
-            skip_samples=_optional_count(obj, "skip_samples"),
-            lang=_optional_str(obj, "lang"),
-            lexicon=decode_lexicon(obj.get("lexicon")),
-        )
-    if kind == "cancel":
-        return Cancel(request_id=_optional_str(obj, "request_id"))
-    if kind == "close":
-        return Close()
-    if kind == "keepalive":
-        return Keepalive()
+        kind = "synthesize"  # the public Kokoro-on-SageMaker dialect: {text, voice, speed, request_id}
     if kind is None:
         raise FrameDecodeError("invalid_request", "The message needs a 'type' or a 'text'.")
     if not isinstance(kind, str):
         raise FrameDecodeError("invalid_request", "'type' must be a string.")
-    raise FrameDecodeError(
-        "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
-    )
+    cls = _CLIENT_TYPES.get(kind)
+    if cls is None:
+        raise FrameDecodeError(
+            "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
+        )
+    hints = type_hints(cls)
+    return cls(**{field.name: _CLIENT_READERS[hints[field.name]](obj, field.name) for field in fields(cls)})
 
 
 def decode_lexicon(value: Any) -> dict[str, str] | None:
@@ -404,87 +318,24 @@ def decode_lexicon(value: Any) -> dict[str, str] | None:
     return {word.strip(): phonemes for word, phonemes in value.items()}
 
 
-def _required_str(obj: dict[str, Any], key: str) -> str:
-    value = obj.get(key)
-    if not isinstance(value, str):
-        raise FrameDecodeError("invalid_request", f"A server message needs a string '{key}'.")
-    return value
-
-
-def _number(obj: dict[str, Any], key: str, default: float | None = None, *, integer: bool = False) -> float:
-    """A finite, non-negative JSON number (an integer if ``integer``); ``default`` when absent."""
-    value = obj.get(key, default)
-    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-        raise FrameDecodeError("invalid_request", f"A server message needs a number '{key}'.")
-    if not math.isfinite(value) or value < 0 or (integer and value != int(value)):
-        raise FrameDecodeError("invalid_request", f"A server message has an invalid '{key}'.")
-    return value
-
-
-def _words(value: Any) -> tuple[WordTiming, ...]:
-    if not isinstance(value, list):
-        raise FrameDecodeError("invalid_request", "A word_timestamps message needs a list 'words'.")
-    words: list[WordTiming] = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise FrameDecodeError("invalid_request", "Each word must be a JSON object.")
-        words.append(
-            WordTiming(
-                word=_required_str(item, "word"),
-                start_s=float(_number(item, "start_s")),
-                end_s=float(_number(item, "end_s")),
-                char_start=int(_number(item, "char_start", integer=True)),
-                char_end=int(_number(item, "char_end", integer=True)),
-            )
-        )
-    return tuple(words)
+_SERVER_TYPES: Final[dict[str, type[ServerMessage]]] = {cls.TYPE: cls for cls in get_args(ServerMessage)}
+# What a field an older or terser endpoint leaves out reads as, beyond the dataclass defaults.
+_ABSENT: Final[dict[str, object]] = {"elapsed_s": 0.0, "code": "internal", "message": ""}
 
 
 def decode_server_control(data: str | bytes) -> ServerMessage:
-    """Decode one server control frame.
+    """Decode one server control frame; each field is read and checked by its declared type.
 
     Raises:
         FrameDecodeError: the frame is not a known, well-formed server message (``invalid_json`` when it
             is not a UTF-8 JSON object, else ``invalid_request``).
     """
-    obj = _parse_object(data)
+    obj = parse_object(data)
     kind = obj.get("type")
-    if kind == "synthesis_start":
-        fmt = obj.get("format", DEFAULT_FORMAT)
-        if not isinstance(fmt, str):
-            raise FrameDecodeError("invalid_request", "A server message needs a string 'format'.")
-        return SynthesisStart(
-            request_id=_required_str(obj, "request_id"),
-            format=fmt,
-            sample_rate=int(_number(obj, "sample_rate", DEFAULT_SAMPLE_RATE, integer=True)),
-            channels=int(_number(obj, "channels", DEFAULT_CHANNELS, integer=True)),
-            skip_samples=None
-            if obj.get("skip_samples") is None
-            else int(_number(obj, "skip_samples", integer=True)),
-        )
-    if kind == "synthesis_complete":
-        return SynthesisComplete(
-            request_id=_required_str(obj, "request_id"),
-            audio_bytes=int(_number(obj, "audio_bytes", integer=True)),
-            total_duration_s=float(_number(obj, "total_duration_s")),
-            elapsed_s=float(_number(obj, "elapsed_s", 0.0)),
-        )
-    if kind == "synthesis_cancelled":
-        return SynthesisCancelled(request_id=_required_str(obj, "request_id"))
-    if kind == "word_timestamps":
-        return WordTimestamps(request_id=_required_str(obj, "request_id"), words=_words(obj.get("words")))
-    if kind == "error":
-        rid = obj.get("request_id")
-        code = obj.get("code", "internal")
-        message = obj.get("message", "")
-        if (
-            not isinstance(code, str)
-            or not isinstance(message, str)
-            or not (rid is None or isinstance(rid, str))
-        ):
-            raise FrameDecodeError("invalid_request", "An error message has fields of the wrong type.")
-        return ErrorFrame(code=code, message=message, request_id=rid)
-    raise FrameDecodeError("invalid_request", "Unknown server message type.")
+    cls = _SERVER_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise FrameDecodeError("invalid_request", "Unknown server message type.")
+    return read_dataclass(cls, obj, _ABSENT)
 
 
 def is_control_frame(chunk: bytes) -> bool:

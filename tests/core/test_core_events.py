@@ -7,8 +7,9 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import pytest
 from strands_voice_protocol.event_shapes import Decimals, EventShapes
-from strands_voice_protocol.events import EVENT_TYPES, EventBuilder, SynthesisEventBuilder, parse_event
+from strands_voice_protocol.events import EVENT_TYPES, EventBuilder, parse_event
 from strands_voice_protocol.frames import WordTiming
+from strands_voice_protocol.synthesis_events import SynthesisEvent, SynthesisEventBuilder
 
 
 def _every_event() -> list[dict[str, Any]]:
@@ -85,6 +86,19 @@ def test_synthesis_events_carry_the_request() -> None:
         "elapsed_s": 0.1,
     }
     assert list(build.word_timestamps([])) == ["type", "t_ms", "request_id", "words"]
+    shapes = EventShapes(SynthesisEvent)  # the same declarations validate the SSE transport's events
+    assert shapes.types == ("audio_start", "word_timestamps", "audio_chunk", "error", "synthesis_complete")
+    built = [
+        build.audio_start(format="pcm16", sample_rate=24000),
+        build.word_timestamps([WordTiming("Hi", 0.0, 0.2, 0, 2)]),
+        build.audio_chunk(seq=0, sentence=0, data=b"\x00\x00"),
+        build.error(code="internal", message="m"),
+        build.synthesis_complete(audio_bytes=2, total_duration_s=0.1, elapsed_s=0.2),
+    ]
+    for event in built:
+        assert shapes.validate(json.loads(json.dumps(event))) == event
+    with pytest.raises(ValueError, match="'audio_bytes'"):
+        shapes.validate({**built[-1], "audio_bytes": "2"})
 
 
 class _PingFields(TypedDict):

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strands_voice_protocol.errors import FrameDecodeError, TextEncodingError
+from strands_voice_protocol.errors import FRAME_ERROR_CODES, FrameDecodeError, TextEncodingError
 from strands_voice_protocol.frames import (
-    ERROR_CODES,
     Cancel,
     ClientMessage,
     Close,
@@ -128,7 +127,7 @@ def test_core_frames_error_codes_listed() -> None:
         "unsupported_language",
         "busy",
         "internal",
-    } == ERROR_CODES
+    } == FRAME_ERROR_CODES
 
 
 def test_core_frames_public_dialect_without_type() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Final
+
 from strands_voice_protocol.audio.aac import AacEncoder
 from strands_voice_protocol.audio.encoder import CODEC_FORMATS, AudioEncoder
 from strands_voice_protocol.audio.flac import FlacEncoder
@@ -14,6 +17,16 @@ from strands_voice_protocol.errors import AudioEncodingError
 
 __all__ = ["create_encoder"]
 
+_BY_FORMAT: Final[dict[str, Callable[[int], AudioEncoder]]] = {
+    "wav": WavEncoder,
+    "mp3": Mp3Encoder,
+    "opus": OpusEncoder,
+    "aac": AacEncoder,
+    "flac": FlacEncoder,
+    "mulaw": MulawEncoder,
+    "alaw": AlawEncoder,
+}
+
 
 def create_encoder(format: str, sample_rate: int = SAMPLE_RATE) -> AudioEncoder:
     """A new streaming encoder for ``format`` (one of :data:`~.encoder.CODEC_FORMATS`).
@@ -23,19 +36,8 @@ def create_encoder(format: str, sample_rate: int = SAMPLE_RATE) -> AudioEncoder:
         MissingDependencyError: the format's optional dependency is not installed.
     """
     if format == "pcm16":
-        return Pcm16Encoder()
-    if format == "wav":
-        return WavEncoder(sample_rate)
-    if format == "mp3":
-        return Mp3Encoder(sample_rate)
-    if format == "opus":
-        return OpusEncoder(sample_rate)
-    if format == "aac":
-        return AacEncoder(sample_rate)
-    if format == "flac":
-        return FlacEncoder(sample_rate)
-    if format == "mulaw":
-        return MulawEncoder(sample_rate)
-    if format == "alaw":
-        return AlawEncoder(sample_rate)
+        return Pcm16Encoder()  # bytes unchanged: no rate to keep
+    encoder = _BY_FORMAT.get(format)
+    if encoder is not None:
+        return encoder(sample_rate)
     raise AudioEncodingError(f"unknown audio format {format!r}; expected one of {', '.join(CODEC_FORMATS)}")
