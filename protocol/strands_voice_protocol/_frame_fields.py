@@ -65,6 +65,14 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _finite(value: float) -> bool:
+    """Whether ``value`` is a finite float, or an int a float can hold (JSON allows ``1e400`` and 10**400)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
 def _optional(obj: dict[str, Any], key: str, accepts: Callable[[Any], bool], expected: str) -> Any:
     """``obj[key]``, or None when absent or null; a value ``accepts`` refuses is an ``invalid_request``."""
     value = obj.get(key)
@@ -95,7 +103,7 @@ def optional_count(obj: dict[str, Any], key: str) -> int | None:
 
 def optional_number(obj: dict[str, Any], key: str) -> float | None:
     """A finite JSON number as a float, or None when absent."""
-    value = _optional(obj, key, lambda v: _is_number(v) and math.isfinite(v), "a number")
+    value = _optional(obj, key, lambda v: _is_number(v) and _finite(v), "a number")
     return None if value is None else float(value)
 
 
@@ -112,7 +120,7 @@ def required_number(obj: dict[str, Any], key: str, *, integer: bool = False) -> 
     value = obj.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise FrameDecodeError("invalid_request", f"A server message needs a number '{key}'.")
-    if not math.isfinite(value) or value < 0 or (integer and value != int(value)):
+    if not _finite(value) or value < 0 or (integer and value != int(value)):
         raise FrameDecodeError("invalid_request", f"A server message has an invalid '{key}'.")
     return float(value)
 

@@ -15,11 +15,14 @@ from strands_voice_protocol.frames import (
     ClientMessage,
     Close,
     ErrorFrame,
+    Keepalive,
     ServerMessage,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
+    WordTimestamps,
+    WordTiming,
     decode_client_message,
     decode_server_control,
     decode_server_frame,
@@ -44,6 +47,18 @@ CLIENT_MESSAGES: list[tuple[ClientMessage, dict[str, Any]]] = [
         Synthesize("Resume.", request_id="r1~1", skip_samples=12_345),
         {"type": "synthesize", "text": "Resume.", "request_id": "r1~1", "skip_samples": 12_345},
     ),
+    (
+        Synthesize("Hi.", normalize=False, timestamps=True, lang="a", lexicon={"Kokoro": "kˈOkəɹO"}),
+        {
+            "type": "synthesize",
+            "text": "Hi.",
+            "normalize": False,
+            "timestamps": True,
+            "lang": "a",
+            "lexicon": {"Kokoro": "kˈOkəɹO"},
+        },
+    ),
+    (Keepalive(), {"type": "keepalive"}),
     (Cancel("r1"), {"type": "cancel", "request_id": "r1"}),
     (Cancel(), {"type": "cancel"}),
     (Close(), {"type": "close"}),
@@ -92,6 +107,14 @@ SERVER_MESSAGES: list[tuple[ServerMessage, dict[str, Any]]] = [
         },
     ),
     (SynthesisCancelled("r1"), {"type": "synthesis_cancelled", "request_id": "r1"}),
+    (
+        WordTimestamps("r1", (WordTiming("Hi", 0.0, 0.25, 0, 2),)),
+        {
+            "type": "word_timestamps",
+            "request_id": "r1",
+            "words": [{"word": "Hi", "start_s": 0.0, "end_s": 0.25, "char_start": 0, "char_end": 2}],
+        },
+    ),
     (
         ErrorFrame("text_too_long", "The text is too long.", "r3"),
         {"type": "error", "code": "text_too_long", "message": "The text is too long.", "request_id": "r3"},
@@ -202,6 +225,43 @@ def test_core_frames_invalid_server_frames(frame: str) -> None:
     assert info.value.code == "invalid_request"
 
 
+def test_core_frames_server_fields_an_older_endpoint_leaves_out() -> None:
+    complete = decode_server_control('{"type": "synthesis_complete", "request_id": "r", "audio_bytes": 2, '
+                                     '"total_duration_s": 0.5}')  # fmt: skip
+    assert complete == SynthesisComplete("r", 2, 0.5, elapsed_s=0.0)
+    assert decode_server_control('{"type": "error"}') == ErrorFrame("internal", "")
+    assert decode_server_control('{"type": "error", "request_id": null, "code": "busy", "message": "m"}') == (
+        ErrorFrame("busy", "m")
+    )
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        '{"type": "word_timestamps", "request_id": "r", "words": [1]}',
+        '{"type": "word_timestamps", "request_id": "r", "words": [{"word": "a", "start_s": 0}]}',
+        '{"type": "word_timestamps", "request_id": "r"}',
+        '{"type": "synthesis_complete", "request_id": "r", "audio_bytes": 1'
+        + "0" * 400
+        + ', "total_duration_s": -1}',
+        '{"type": "synthesis_complete", "request_id": "r", "audio_bytes": 2, "total_duration_s": 1e999}',
+        '{"type": ["synthesis_start"]}',
+    ],
+)
+def test_core_frames_invalid_server_fields(frame: str) -> None:
+    with pytest.raises(FrameDecodeError) as info:
+        decode_server_control(frame)
+    assert info.value.code == "invalid_request"
+
+
+def test_core_frames_integers_too_large_for_a_float_are_invalid_not_crashes() -> None:
+    huge = "1" + "0" * 400
+    with pytest.raises(FrameDecodeError) as info:
+        decode_client_message('{"text": "a", "speed": ' + huge + "}")
+    assert info.value.code == "invalid_request"
+    assert decode_client_message('{"text": "a", "skip_samples": ' + huge + "}").skip_samples == int(huge)
+
+
 def test_core_frames_whole_chunk_json_rule() -> None:
     start = encode_server_message(SynthesisStart("r")).encode()
     assert is_control_frame(start) and is_control_frame(b"  \n" + start + b"\n")
@@ -234,11 +294,13 @@ json_values = st.recursive(
 )
 keys = st.sampled_from(
     ["type", "text", "voice", "speed", "request_id", "format", "sample_rate", "channels", "audio_bytes",
-     "total_duration_s", "elapsed_s", "code", "message"]
+     "total_duration_s", "elapsed_s", "code", "message", "words", "skip_samples", "lexicon", "normalize",
+     "timestamps", "lang"]
 )  # fmt: skip
 types = st.sampled_from(
-    ["synthesize", "cancel", "close", "synthesis_start", "synthesis_complete", "synthesis_cancelled", "error"]
-)
+    ["synthesize", "cancel", "close", "keepalive", "synthesis_start", "synthesis_complete",
+     "synthesis_cancelled", "word_timestamps", "error"]
+)  # fmt: skip
 message_like = st.builds(
     lambda kind, fields: json.dumps({"type": kind, **fields}, allow_nan=True),
     types | json_values,
