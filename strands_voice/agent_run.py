@@ -12,24 +12,22 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from strands.handlers.callback_handler import CompositeCallbackHandler
 from strands_voice_protocol.tasks import cancel_and_wait
 
 from strands_voice.event_queue import EventQueue
 from strands_voice.response import Response
+from strands_voice.speaker import CANCEL_TIMEOUT
 from strands_voice.workers import ActiveResponses
 
 if TYPE_CHECKING:
     from strands import Agent
 
-__all__ = ["CANCEL_TIMEOUT", "TextLog", "attached", "let_agent_stop", "produce"]
+__all__ = ["TextLog", "attached", "let_agent_stop", "produce"]
 
 logger = logging.getLogger(__name__)
-
-#: Seconds to wait for cancelled tasks to end before giving up on them.
-CANCEL_TIMEOUT: Final = 5.0
 
 
 class TextLog:

@@ -66,7 +66,7 @@ from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.agent_run import CANCEL_TIMEOUT, TextLog, let_agent_stop, produce
+from strands_voice.agent_run import TextLog, let_agent_stop, produce
 from strands_voice.answer_memory import AnswerMemory
 from strands_voice.event_queue import EventQueue
 from strands_voice.event_stream import EventHub, EventStream
@@ -78,6 +78,7 @@ from strands_voice.options import (
     request_options,
 )
 from strands_voice.response import Response
+from strands_voice.speaker import CANCEL_TIMEOUT
 from strands_voice.transport_url import transport_from_url
 from strands_voice.workers import ActiveResponses
 

@@ -36,12 +36,12 @@ from strands_voice.session import (
     WordsReceived,
 )
 
-__all__ = ["Speaker"]
+__all__ = ["CANCEL_TIMEOUT", "Speaker"]
 
 logger = logging.getLogger(__name__)
 
-#: Seconds to wait for cancelled tasks to end before giving up on them.
-_CANCEL_TIMEOUT: Final = 5.0
+#: Seconds to wait for cancelled tasks to end before giving up on them (the handler's too).
+CANCEL_TIMEOUT: Final = 5.0
 
 #: Seconds a barge-in's Leg 1 ``cancel`` may take to send before the session is closed anyway.
 _CANCEL_SEND_TIMEOUT: Final = 2.0
@@ -233,7 +233,7 @@ class Speaker:
     async def aclose(self) -> None:
         """Cancel the speaker's tasks and close the session (a barge-in's cancel is sent first)."""
         await self._cancel_sent()
-        await cancel_and_wait(self.tasks, _CANCEL_TIMEOUT)
+        await cancel_and_wait(self.tasks, CANCEL_TIMEOUT)
         for task in self.tasks:
             if task.done() and not task.cancelled():
                 task.exception()  # retrieved: the error was already reported as an event
