@@ -22,12 +22,12 @@ from strands_voice_protocol.errors import (
 from strands_voice_protocol.events import EVENT_TYPES, Event
 
 from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.options import VOICE_OPTIONS_KEY, Mode, VoiceOptions
 from strands_voice.plugin import VoicePlugin
 from strands_voice.retry import RetryPolicy
 from strands_voice.run import run_voice
 from strands_voice.sagemaker import SageMakerTransport
 from strands_voice.session import TTSSession
-from strands_voice.speaker import Mode, VoiceOptions
 from strands_voice.transport import FrameTransport
 from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport
@@ -37,6 +37,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     "VoiceCallbackHandler",
     "VoicePlugin",
     "VoiceOptions",
+    "VOICE_OPTIONS_KEY",
     "Mode",
     "run_voice",
     # The TTS session and its transports

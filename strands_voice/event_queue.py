@@ -20,9 +20,14 @@ class EventQueue:
     waits nor fails, so the few events that must not be held back (an error, ``interrupted``, the end
     marker ``None``) always get through, and a consumer that closes never finds a producer stuck on a put.
 
+    It is the :class:`~strands_voice.event_stream.Outlet` of a ``stream()`` run: events are delivered
+    when the consumer takes them, not when they are queued.
+
     Args:
         maxsize: Events held before producers wait (at least 1).
     """
+
+    delivers = False
 
     def __init__(self, maxsize: int) -> None:
         if maxsize < 1:

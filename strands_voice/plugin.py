@@ -16,7 +16,8 @@ from strands.handlers.callback_handler import CompositeCallbackHandler, null_cal
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
 from strands.plugins import Plugin
 
-from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
+from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.options import VOICE_OPTIONS_KEY
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -31,12 +32,14 @@ class VoicePlugin(Plugin):
         tts_url: The Leg 1 endpoint (``ws://…``, ``http://…`` or ``sagemaker://…``); ignored when
             ``handler`` is given.
         handler: An existing handler to use (for its callbacks and ``events()``).
-        **handler_options: Passed to :class:`VoiceCallbackHandler` (``voice``, ``speed``, ``format``,
-            ``on_audio``, ``on_event``, timeouts, ...).
+        **handler_options: Passed to :class:`VoiceCallbackHandler` (``options``, ``on_audio``,
+            ``on_event``, timeouts, ...).
 
     Attributes:
         handler: The voice callback handler this plugin drives; ``plugin.handler.wait()`` waits for the
-            last audio, ``plugin.handler.events()`` iterates events.
+            last audio, ``plugin.handler.events()`` iterates its events.
+
+    A request's own options: ``agent("…", invocation_state={VOICE_OPTIONS_KEY: VoiceOptions(...)})``.
     """
 
     name = "strands-voice"

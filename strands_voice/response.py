@@ -17,9 +17,9 @@ of ``handler.stream()``); everything else may be called from any thread:
   :mod:`strands_voice.heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
   the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice.answer_memory`).
 
-Events go to ``sink`` as they happen. Whoever hands them to the caller reports each delivery with
-:meth:`Response.delivered` (or passes ``track_on_emit`` when handing over IS delivery), so that an
-``interrupted`` event counts only what really reached the caller.
+Events go to an :class:`~strands_voice.event_stream.Outlet` as they happen. When the outlet only holds
+them for a consumer, whoever hands them over reports each delivery with :meth:`Response.delivered`, so
+that an ``interrupted`` event counts only what really reached the caller.
 """
 
 from __future__ import annotations
@@ -27,20 +27,22 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import Event, EventBuilder
+from strands_voice_protocol.sentences import split_at_sentence_ends
 from strands_voice_protocol.speech_text import clean_for_speech
 
 from strands_voice.answer_memory import AnswerMemory
+from strands_voice.event_stream import Outlet
 from strands_voice.heard import DeliveryLog
-from strands_voice.speaker import Speaker, TransportFactory, VoiceOptions, split_for_requests
+from strands_voice.options import ResponseSettings, VoiceOptions
+from strands_voice.speaker import Speaker
 from strands_voice.tracing import AnswerTrace
 
-__all__ = ["Response"]
+__all__ = ["Response", "split_for_requests"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,60 +57,76 @@ _TURN: Final = _Turn()
 _AUDIO_EVENTS: Final = frozenset({"audio_chunk", "sentence_complete"})
 
 
+def split_for_requests(text: str, max_chars: int) -> list[str]:
+    """Split text into the fewest pieces of at most ``max_chars``, at sentence ends where possible.
+
+    Sentences end where the chunker ends them
+    (:func:`strands_voice_protocol.sentences.split_at_sentence_ends`).
+
+    A single sentence longer than ``max_chars`` is split at whitespace (hard-cut if it has none).
+    """
+    text = text.strip()
+    if not text:
+        return []
+    if len(text) <= max_chars:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for sentence in split_at_sentence_ends(text):
+        while len(sentence) > max_chars:
+            cut = sentence.rfind(" ", 0, max_chars + 1)
+            cut = cut if cut > 0 else max_chars
+            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(head)
+        if not sentence:
+            continue
+        candidate = f"{current} {sentence}" if current else sentence
+        if len(candidate) <= max_chars:
+            current = candidate
+        else:
+            pieces.append(current)
+            current = sentence
+    if current:
+        pieces.append(current)
+    return pieces
+
+
 class Response:
     """The voice pipeline of one agent response (see the module docstring).
 
     Args:
         options: Mode, voice, speed and format of this response.
         loop: The loop :meth:`run` runs on (calls from other threads are handed over to it).
-        transport_factory: Creates the TTS session's transport.
-        chunker_factory: Creates the ``bidi`` chunker.
-        builder: Stamps events with ``t_ms``.
-        sink: Receives each event, on ``loop``.
-        connect_timeout: Seconds opening the TTS session may take.
-        silence_timeout: Seconds the endpoint may stay silent while audio is owed.
-        max_request_chars: ``batch`` mode's per-request text limit.
+        settings: What the handler's responses share (transport, chunker, timeouts, text limit).
+        outlet: Receives each event, on ``loop``: the handler's hub (callbacks) or a ``stream()`` queue.
         request_id_prefix: Prefix of the session's request ids.
-        wait_for_room: Awaited before each TTS session event (backpressure from a slow consumer).
-        purge: Drops the queued events it selects (barge-in); None when nothing is queued.
-        track_on_emit: Handing an event to ``sink`` delivers it (callbacks), so count it then.
     """
 
     def __init__(
         self,
-        *,
         options: VoiceOptions,
         loop: asyncio.AbstractEventLoop,
-        transport_factory: TransportFactory,
-        chunker_factory: Callable[[], IncrementalSentenceChunker],
-        builder: EventBuilder,
-        sink: Callable[[Event], None],
-        connect_timeout: float,
-        silence_timeout: float,
-        max_request_chars: int,
+        settings: ResponseSettings,
+        outlet: Outlet,
         request_id_prefix: str | None = None,
-        wait_for_room: Callable[[], Awaitable[None]] | None = None,
-        purge: Callable[[Callable[[Event], bool]], int] | None = None,
-        track_on_emit: bool = False,
     ) -> None:
         self.options = options
         self.loop = loop
-        self.builder = builder
-        self._sink = sink
-        self._purge = purge
-        self._track_on_emit = track_on_emit
-        self._chunker_factory = chunker_factory
-        self._max_request_chars = max_request_chars
+        self.builder = EventBuilder()  # t_ms counts from here
+        self._outlet = outlet
+        self._settings = settings
         self.inbox: asyncio.Queue[str | _Turn | None] = asyncio.Queue()
         self.speaker = Speaker(
-            transport_factory,
-            builder,
+            settings,
+            self.builder,
             self._emit,
             options,
-            connect_timeout=connect_timeout,
-            silence_timeout=silence_timeout,
             request_id_prefix=request_id_prefix,
-            wait_for_room=wait_for_room,
+            # Backpressure: a slow consumer slows the reading of the session's audio.
+            wait_for_room=outlet.wait_for_room,
         )
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
         self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
@@ -166,9 +184,9 @@ class Response:
     # --- on the loop ----------------------------------------------------------------------------------
 
     def _emit(self, event: Event) -> None:
-        self._sink(event)
+        self._outlet.put_nowait(event)
         self.trace.observe(event)
-        if self._track_on_emit:
+        if self._outlet.delivers:
             self.log.delivered(event)
 
     def delivered(self, event: Event) -> None:
@@ -185,7 +203,7 @@ class Response:
             return
         self.interrupted = True
         self.speaker.interrupt()
-        dropped = self._purge(lambda event: event["type"] in _AUDIO_EVENTS) if self._purge else 0
+        dropped = self._outlet.purge(lambda event: event["type"] in _AUDIO_EVENTS)
         fields = self.log.interrupted_fields()
         logger.debug(
             "sentences_done=<%s>, sentence_cut=<%s>, dropped=<%d> | interrupted",
@@ -237,7 +255,7 @@ class Response:
             self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
 
     async def _speak_as_written(self) -> None:
-        chunker = self._chunker_factory()
+        chunker = self._settings.chunker_factory()
         while (item := await self.inbox.get()) is not None:
             chunks = chunker.finish() if isinstance(item, _Turn) else chunker.feed(item)
             for chunk in chunks:
@@ -253,5 +271,7 @@ class Response:
             else:
                 turns[-1].append(item)
         for turn in turns:
-            for piece in split_for_requests(clean_for_speech("".join(turn)), self._max_request_chars):
+            for piece in split_for_requests(
+                clean_for_speech("".join(turn)), self._settings.max_request_chars
+            ):
                 await self.speaker.speak(piece)

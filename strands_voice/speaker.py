@@ -1,4 +1,4 @@
-"""The speaking core of a voice response: options, and one TTS session turned into Leg 3 audio events.
+"""The speaking core of a voice response: one TTS session turned into Leg 3 audio events.
 
 :class:`Speaker` sends text chunks over one :class:`~strands_voice.session.TTSSession` the moment they
 are given (without waiting for earlier audio) and turns the session's audio into ``audio_start``,
@@ -15,16 +15,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
-from strands_voice_protocol.audio import AUDIO_FORMATS, BYTES_PER_SECOND, create_encoder, format_sample_rate
-from strands_voice_protocol.errors import ConfigurationError, TTSError
+from strands_voice_protocol.audio import BYTES_PER_SECOND, create_encoder, format_sample_rate
+from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.events import Event, EventBuilder
-from strands_voice_protocol.sentences import split_at_sentence_ends
 
+from strands_voice.options import ResponseSettings, VoiceOptions
 from strands_voice.session import (
     AudioChunk,
     RequestCancelled,
@@ -36,106 +35,16 @@ from strands_voice.session import (
     TTSSession,
     WordsReceived,
 )
-from strands_voice.transport import FrameTransport
 
-__all__ = [
-    "DEFAULT_MAX_REQUEST_CHARS",
-    "MODES",
-    "Mode",
-    "Speaker",
-    "TransportFactory",
-    "VoiceOptions",
-    "split_for_requests",
-]
+__all__ = ["CANCEL_TIMEOUT", "Speaker"]
 
 logger = logging.getLogger(__name__)
 
-#: ``bidi``: speak each chunk as the chunker releases it; ``batch``: speak the whole answer at the end.
-Mode = Literal["bidi", "batch"]
-
-#: The modes, in the order the docs list them.
-MODES: Final = ("bidi", "batch")
-
-#: Creates a fresh (unconnected) transport for one session.
-TransportFactory = Callable[[], FrameTransport]
-
-#: Batch mode's per-request text limit; matches the endpoint's default ``max_text_chars``.
-DEFAULT_MAX_REQUEST_CHARS: Final = 5000
-
-#: Seconds to wait for cancelled tasks to end before giving up on them.
-_CANCEL_TIMEOUT: Final = 5.0
+#: Seconds to wait for cancelled tasks to end before giving up on them (the handler's too).
+CANCEL_TIMEOUT: Final = 5.0
 
 #: Seconds a barge-in's Leg 1 ``cancel`` may take to send before the session is closed anyway.
 _CANCEL_SEND_TIMEOUT: Final = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class VoiceOptions:
-    """How one response is spoken: when, in which voice, and how the audio is encoded.
-
-    Attributes:
-        voice: The voice (None: the endpoint's default).
-        speed: The speed (None: the endpoint's default, 1.0).
-        format: ``pcm16``, ``wav``, ``mp3`` or ``opus`` (see ``strands_voice_protocol.audio.AUDIO_FORMATS``).
-        mode: ``bidi`` (speak while the agent writes) or ``batch`` (speak the whole text once written).
-        normalize: False reads the text as written (no abbreviation/symbol expansion at the endpoint);
-            None: the endpoint's default (on).
-        timestamps: True asks for word timings: a ``words`` event per synthesized segment.
-        lang: The language letter the endpoint reads the text in (None: the voice's).
-        lexicon: ``{"word": "phonemes"}`` (Kokoro's phoneme alphabet) for every sentence.
-    """
-
-    voice: str | None = None
-    speed: float | None = None
-    format: str = "pcm16"
-    mode: Mode = "bidi"
-    normalize: bool | None = None
-    timestamps: bool = False
-    lang: str | None = None
-    lexicon: Mapping[str, str] | None = None
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ConfigurationError(f"unknown mode {self.mode!r}; expected 'bidi' or 'batch'")
-        if self.format not in AUDIO_FORMATS:
-            raise ConfigurationError(f"unknown audio format {self.format!r}; expected one of {AUDIO_FORMATS}")
-
-
-def split_for_requests(text: str, max_chars: int) -> list[str]:
-    """Split text into the fewest pieces of at most ``max_chars``, at sentence ends where possible.
-
-    Sentences end where the chunker ends them
-    (:func:`strands_voice_protocol.sentences.split_at_sentence_ends`).
-
-    A single sentence longer than ``max_chars`` is split at whitespace (hard-cut if it has none).
-    """
-    text = text.strip()
-    if not text:
-        return []
-    if len(text) <= max_chars:
-        return [text]
-    pieces: list[str] = []
-    current = ""
-    for sentence in split_at_sentence_ends(text):
-        while len(sentence) > max_chars:
-            cut = sentence.rfind(" ", 0, max_chars + 1)
-            cut = cut if cut > 0 else max_chars
-            head, sentence = sentence[:cut].strip(), sentence[cut:].strip()
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(head)
-        if not sentence:
-            continue
-        candidate = f"{current} {sentence}" if current else sentence
-        if len(candidate) <= max_chars:
-            current = candidate
-        else:
-            pieces.append(current)
-            current = sentence
-    if current:
-        pieces.append(current)
-    return pieces
 
 
 class Speaker:
@@ -144,41 +53,38 @@ class Speaker:
     All methods run on one event loop. Events go to ``emit`` as they happen, stamped by ``builder``.
 
     Args:
-        transport_factory: Creates the session's transport.
+        settings: How the session reaches the endpoint (transport, timeouts).
         builder: Stamps events with ``t_ms``.
         emit: Receives each event (called on the loop; must not block).
         options: Voice, speed and output format.
-        connect_timeout: Seconds opening the session may take.
-        silence_timeout: Seconds the endpoint may stay silent while audio is owed (a session with
-            nothing owed, e.g. while the agent runs a tool, never times out).
         request_id_prefix: Prefix of the session's request ids.
         wait_for_room: Awaited before each session event is handled: a slow consumer of ``emit``'s
             events slows the reading of the session's audio (backpressure) instead of piling it up.
+
+    A session with nothing owed (e.g. while the agent runs a tool) never times out for silence.
     """
 
     def __init__(
         self,
-        transport_factory: TransportFactory,
+        settings: ResponseSettings,
         builder: EventBuilder,
         emit: Callable[[Event], None],
-        options: VoiceOptions | None = None,
+        options: VoiceOptions,
         *,
-        connect_timeout: float = 10.0,
-        silence_timeout: float = 30.0,
         request_id_prefix: str | None = None,
         wait_for_room: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.options = options or VoiceOptions()
+        self.options = options
         self.builder = builder
         self._emit = emit
         self._wait_for_room = wait_for_room
-        self._encoder = create_encoder(self.options.format)
-        self._transport_factory = transport_factory
+        self._encoder = create_encoder(options.format)
+        self._transport_factory = settings.transport_factory
         self._session_args: dict[str, Any] = {
-            "voice": self.options.voice,
-            "speed": self.options.speed,
-            "connect_timeout": connect_timeout,
-            "silence_timeout": silence_timeout,
+            "voice": options.voice,
+            "speed": options.speed,
+            "connect_timeout": settings.connect_timeout,
+            "silence_timeout": settings.silence_timeout,
             "request_id_prefix": request_id_prefix,
         }
         self.session: TTSSession | None = None
@@ -199,8 +105,6 @@ class Speaker:
         self.pcm_bytes = 0
         #: pcm bytes each ``audio_chunk`` carries, by its ``seq`` (encoders may hold audio back).
         self.chunk_pcm: list[int] = []
-        self.ttfa_ms: float | None = None
-        self.audio_ms: float | None = None
 
     @property
     def tasks(self) -> list[asyncio.Task[None]]:
@@ -329,7 +233,7 @@ class Speaker:
     async def aclose(self) -> None:
         """Cancel the speaker's tasks and close the session (a barge-in's cancel is sent first)."""
         await self._cancel_sent()
-        await cancel_and_wait(self.tasks, _CANCEL_TIMEOUT)
+        await cancel_and_wait(self.tasks, CANCEL_TIMEOUT)
         for task in self.tasks:
             if task.done() and not task.cancelled():
                 task.exception()  # retrieved: the error was already reported as an event
@@ -341,9 +245,6 @@ class Speaker:
         self.chunks += 1
         self.chunk_pcm.append(self._pending_pcm)
         self._pending_pcm = 0
-        if self.ttfa_ms is None:
-            self.ttfa_ms = event["t_ms"]
-        self.audio_ms = event["t_ms"]
         self._emit(event)
 
     async def _drain_audio(self) -> None:

@@ -29,7 +29,7 @@ from strands_voice_protocol.audio.audible import FirstHeard
 from strands_voice_protocol.events import AudioEndEvent, Event, InterruptedEvent
 
 if TYPE_CHECKING:
-    from strands_voice.speaker import VoiceOptions
+    from strands_voice.options import VoiceOptions
 
 __all__ = [
     "ANSWER_SPAN",

@@ -28,6 +28,7 @@ PUBLIC_API = {
     "VoiceCallbackHandler",
     "VoicePlugin",
     "VoiceOptions",
+    "VOICE_OPTIONS_KEY",
     "Mode",
     "run_voice",
     "TTSSession",

@@ -15,6 +15,8 @@ from agentcore_app.config import (
 )
 from agentcore_app.payload import PayloadError, VoiceRequest, parse_payload
 
+from strands_voice.options import VoiceOptions
+
 
 def test_app_payload_defaults() -> None:
     assert parse_payload({"prompt": "  Hi there  "}) == VoiceRequest(prompt="Hi there")
@@ -24,7 +26,8 @@ def test_app_payload_all_fields() -> None:
     request = parse_payload(
         {"prompt": "Hi", "mode": "batch", "voice": "af_heart", "speed": 1.25, "format": "mp3"}
     )
-    assert request == VoiceRequest(prompt="Hi", mode="batch", voice="af_heart", speed=1.25, format="mp3")
+    options = VoiceOptions(mode="batch", voice="af_heart", speed=1.25, format="mp3", normalize=True)
+    assert request == VoiceRequest(prompt="Hi", options=options)
 
 
 def test_app_payload_blends_languages_and_lexicons() -> None:
@@ -37,14 +40,15 @@ def test_app_payload_blends_languages_and_lexicons() -> None:
             "format": "mulaw",
         }
     )
-    assert request == VoiceRequest(
-        prompt="Hi",
+    options = VoiceOptions(
         voice="af_bella(2)+af_sky(1)",
         lang="j",
         lexicon={"Kokoro": "kˈOkəɹO"},
         format="mulaw",
+        normalize=True,
     )
-    assert parse_payload({"prompt": "Hi", "voice": "a+b", "format": "alaw"}).voice == "a+b"
+    assert request == VoiceRequest(prompt="Hi", options=options)
+    assert parse_payload({"prompt": "Hi", "voice": "a+b", "format": "alaw"}).options.voice == "a+b"
 
 
 def test_app_payload_null_fields_take_defaults() -> None:
@@ -54,8 +58,8 @@ def test_app_payload_null_fields_take_defaults() -> None:
 
 def test_app_payload_integer_speed_is_a_float() -> None:
     request = parse_payload({"prompt": "Hi", "speed": 1})
-    assert request.speed == 1.0
-    assert isinstance(request.speed, float)
+    assert request.options.speed == 1.0
+    assert isinstance(request.options.speed, float)
 
 
 @pytest.mark.parametrize(

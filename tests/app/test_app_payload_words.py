@@ -8,14 +8,14 @@ from agentcore_app.payload import PayloadError, parse_payload
 
 def test_normalize_and_timestamps_default_to_on_and_off() -> None:
     request = parse_payload({"prompt": "Hi"})
-    assert request.normalize is True and request.timestamps is False
+    assert request.options.normalize is True and request.options.timestamps is False
     request = parse_payload({"prompt": "Hi", "normalize": None, "timestamps": None})
-    assert request.normalize is True and request.timestamps is False
+    assert request.options.normalize is True and request.options.timestamps is False
 
 
 def test_normalize_and_timestamps_are_read() -> None:
     request = parse_payload({"prompt": "Hi", "normalize": False, "timestamps": True})
-    assert request.normalize is False and request.timestamps is True
+    assert request.options.normalize is False and request.options.timestamps is True
 
 
 @pytest.mark.parametrize("field", ["normalize", "timestamps"])

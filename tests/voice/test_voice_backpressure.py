@@ -19,6 +19,7 @@ from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 
+from strands_voice.options import VoiceOptions
 from strands_voice.run import run_voice
 from strands_voice.transport import Frame
 
@@ -84,9 +85,9 @@ def _agent() -> Agent:
 
 def _run(endpoint: InstantEndpoint, mode: str = "bidi") -> Any:
     return run_voice(
-        mode,  # type: ignore[arg-type]
         _agent(),
         "Go.",
+        options=VoiceOptions(mode=mode),  # type: ignore[arg-type]
         transport_factory=lambda: endpoint,
         max_queued_events=MAX_EVENTS,
     )

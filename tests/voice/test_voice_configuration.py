@@ -10,6 +10,7 @@ from strands_voice_protocol.errors import ConfigurationError
 
 from strands_voice import VoiceCallbackHandler, VoiceOptions, run_voice
 from strands_voice.event_queue import EventQueue
+from strands_voice.options import request_options
 from strands_voice.retry import RetryPolicy
 from strands_voice.sagemaker import SageMakerTransport, parse_sagemaker_url
 from strands_voice.transport_url import transport_from_url
@@ -26,7 +27,8 @@ BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "handler without url": lambda: VoiceCallbackHandler(),
     "handler queue": lambda: VoiceCallbackHandler("ws://127.0.0.1:1", max_queued_events=0),
     "event queue": lambda: EventQueue(0),
-    "run_voice mode": lambda: run_voice("loud", None, "hi", tts_url="ws://127.0.0.1:1"),  # type: ignore[arg-type]
+    "run_voice without url": lambda: run_voice(None, "hi"),  # type: ignore[arg-type]
+    "request options": lambda: request_options({"mode": "batch"}, VoiceOptions()),
 }
 
 

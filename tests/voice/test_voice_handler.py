@@ -6,6 +6,7 @@ import asyncio
 import base64
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,10 +14,11 @@ from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands.handlers.callback_handler import CompositeCallbackHandler, PrintingCallbackHandler
 from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.speech_text import clean_for_speech
 
-from strands_voice.handler import VOICE_OPTIONS_KEY, VoiceCallbackHandler
-from strands_voice.speaker import VoiceOptions
+from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.options import VOICE_OPTIONS_KEY, VoiceOptions, request_options
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -92,14 +94,19 @@ def test_handler_under_agent_call(endpoint_server: Any, short_text: str, recordi
     audio: list[bytes] = []
     text = TextRecorder()
     voice = VoiceCallbackHandler(
-        transport_factory=factory, voice="jm_kumo", on_event=recorder, on_audio=audio.append
+        transport_factory=factory,
+        options=VoiceOptions(voice="jm_kumo"),
+        on_event=recorder,
+        on_audio=audio.append,
     )
     agent = Agent(
         model=ScriptedModel(text=short_text, first_sentence_s=0.2, total_s=TOTAL_S),
         # Composes with Strands' own handlers: printing plus ours plus a recorder.
         callback_handler=CompositeCallbackHandler(PrintingCallbackHandler(), voice, text),
     )
-    result = agent("Tell me about the plan.", invocation_state={VOICE_OPTIONS_KEY: {"speed": 1.2}})
+    # This request's options: the handler's, one field changed.
+    request = replace(voice.options, speed=1.2)
+    result = agent("Tell me about the plan.", invocation_state={VOICE_OPTIONS_KEY: request})
     assert str(result).strip() == short_text
     assert voice.wait(timeout=200)
     voice.close()
@@ -123,7 +130,9 @@ def test_handler_under_agent_call(endpoint_server: Any, short_text: str, recordi
 def test_handler_under_stream_async(endpoint_server: Any, short_text: str, recording: Any) -> None:
     threads_before = set(threading.enumerate())
     factory = recording(endpoint_server.ws_url)
-    voice = VoiceCallbackHandler(transport_factory=factory, silence_timeout=SILENCE_S, format="wav")
+    voice = VoiceCallbackHandler(
+        transport_factory=factory, silence_timeout=SILENCE_S, options=VoiceOptions(format="wav")
+    )
     agent = Agent(
         model=ScriptedModel(text=short_text, first_sentence_s=0.2, total_s=TOTAL_S), callback_handler=voice
     )
@@ -138,8 +147,8 @@ def test_handler_under_stream_async(endpoint_server: Any, short_text: str, recor
 
         consumer = asyncio.create_task(consume())
         text_times: list[float] = []
-        voice.set_request_options(speed=0.9)
-        async for event in agent.stream_async("Tell me about the plan."):
+        state = {VOICE_OPTIONS_KEY: VoiceOptions(format="wav", speed=0.9)}
+        async for event in agent.stream_async("Tell me about the plan.", invocation_state=state):
             if "data" in event:
                 text_times.append(time.monotonic())
         async with asyncio.timeout(200):
@@ -196,30 +205,47 @@ def test_endpoint_error_mid_answer_keeps_text_and_other_audio(text_limited_endpo
 
 
 def test_per_request_options_type() -> None:
-    voice = VoiceCallbackHandler("ws://127.0.0.1:9/x", voice="a", speed=1.0)
-    assert voice._resolve(VoiceOptions(voice="b")) == VoiceOptions(voice="b")
-    assert voice._resolve({"speed": 1.5}) == VoiceOptions(voice="a", speed=1.5)
-    voice.set_request_options(format="mp3")
-    assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0, format="mp3")
-    assert voice._resolve(None) == VoiceOptions(voice="a", speed=1.0)  # next request only
-    assert voice._resolve({"mode": "batch"}) == VoiceOptions(voice="a", speed=1.0, mode="batch")
+    """A request's options are a whole VoiceOptions (else the handler's); nothing else is taken."""
+    defaults = VoiceOptions(voice="a", speed=1.0)
+    voice = VoiceCallbackHandler("ws://127.0.0.1:9/x", options=defaults)
+    assert voice.options == defaults
+    assert request_options(VoiceOptions(voice="b"), defaults) == VoiceOptions(voice="b")
+    assert request_options(None, defaults) == defaults
+    with pytest.raises(ConfigurationError, match="must be a VoiceOptions"):
+        request_options({"speed": 1.5}, defaults)
+    voice.close()
+
+
+def test_stream_refuses_options_that_are_not_voice_options() -> None:
+    voice = VoiceCallbackHandler("ws://127.0.0.1:9/x")
+    agent = Agent(model=ScriptedModel(text="Hi.", first_sentence_s=0.0, total_s=0.0), callback_handler=None)
+
+    async def main() -> None:
+        state = {VOICE_OPTIONS_KEY: {"mode": "batch"}}
+        async for _event in voice.stream(agent, "Hi.", invocation_state=state):
+            pass
+
+    with pytest.raises(ConfigurationError, match="must be a VoiceOptions"):
+        asyncio.run(main())
+    assert not voice.speaking
     voice.close()
 
 
 def test_mode_per_request_through_the_handler(endpoint_server: Any, short_text: str, recording: Any) -> None:
     """One handler (default ``bidi``), three requests: ``batch`` from ``invocation_state``, the default,
-    then ``batch`` from :meth:`set_request_options`; and ``stream()`` overriding a ``batch`` handler."""
+    then ``batch`` from :meth:`begin_response` (the plugin's way); and ``stream()`` overriding a ``batch``
+    handler."""
     factory = recording(endpoint_server.ws_url)
     recorder = EventRecorder()
     voice = VoiceCallbackHandler(transport_factory=factory, on_event=recorder, silence_timeout=SILENCE_S)
     agent = Agent(
         model=ScriptedModel(text=short_text, first_sentence_s=0.1, total_s=1.0), callback_handler=voice
     )
-    agent("Tell me.", invocation_state={VOICE_OPTIONS_KEY: {"mode": "batch"}})
+    agent("Tell me.", invocation_state={VOICE_OPTIONS_KEY: VoiceOptions(mode="batch")})
     assert voice.wait(timeout=200)
     agent("Tell me.")
     assert voice.wait(timeout=200)
-    voice.set_request_options(mode="batch")
+    voice.begin_response(VoiceOptions(mode="batch"), agent=agent)
     agent("Tell me.")
     assert voice.wait(timeout=200)
     voice.close()
@@ -230,7 +256,9 @@ def test_mode_per_request_through_the_handler(endpoint_server: Any, short_text: 
 
     # The Leg 3 form: a handler whose default is batch, asked for bidi by one request.
     factory = recording(endpoint_server.ws_url)
-    voice = VoiceCallbackHandler(transport_factory=factory, mode="batch", silence_timeout=SILENCE_S)
+    voice = VoiceCallbackHandler(
+        transport_factory=factory, options=VoiceOptions(mode="batch"), silence_timeout=SILENCE_S
+    )
     agent = Agent(
         model=ScriptedModel(text=short_text, first_sentence_s=0.1, total_s=1.0), callback_handler=voice
     )

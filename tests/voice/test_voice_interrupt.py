@@ -25,7 +25,7 @@ from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
 from strands_voice.answer_memory import remembered_text
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.heard import DeliveryLog, heard_text
-from strands_voice.speaker import VoiceOptions
+from strands_voice.options import VoiceOptions
 from strands_voice.transport import Frame
 from strands_voice.websocket import WebSocketTransport
 

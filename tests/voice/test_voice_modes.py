@@ -1,4 +1,4 @@
-"""run_bidi / run_batch end to end: a real Strands Agent (scripted model) against the REAL endpoint."""
+"""run_voice in bidi and batch mode end to end: a real Strands Agent (scripted model), the REAL endpoint."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES
 from strands_voice_protocol.speech_text import clean_for_speech
 
-from strands_voice.run import VoiceOptions, run_batch, run_bidi, run_voice, split_for_requests
+from strands_voice.options import VoiceOptions
+from strands_voice.response import split_for_requests
+from strands_voice.run import run_voice
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -102,7 +104,7 @@ def test_bidi_speaks_while_the_agent_writes(endpoint_server: Any, short_text: st
     factory = recording(endpoint_server.ws_url)
     events = run_checked(
         lambda: collect(
-            run_bidi(
+            run_voice(
                 agent_for(short_text, first_sentence_s=0.2, total_s=BIDI_TOTAL_S),
                 "Tell me.",
                 transport_factory=factory,
@@ -134,9 +136,10 @@ def test_batch_speaks_after_the_whole_answer(endpoint_server: Any, short_text: s
     factory = recording(endpoint_server.ws_url)
     events = run_checked(
         lambda: collect(
-            run_batch(
+            run_voice(
                 agent_for(short_text, total_s=1.5),
                 "Tell me.",
+                options=VoiceOptions(mode="batch"),
                 transport_factory=factory,
                 silence_timeout=SILENCE_S,
             )
@@ -161,7 +164,6 @@ def test_connection_cut_mid_answer_is_resumed_and_speech_completes(
     async def main() -> list[dict[str, Any]]:
         return await collect(
             run_voice(
-                "bidi",
                 agent_for(short_text, total_s=2.0),
                 "Tell me.",
                 transport_factory=factory,
@@ -186,7 +188,7 @@ def test_endpoint_error_for_one_chunk_keeps_speaking(text_limited_endpoint: Any)
     )
     events = run_checked(
         lambda: collect(
-            run_bidi(
+            run_voice(
                 agent_for(text, total_s=1.5),
                 "Hi.",
                 tts_url=text_limited_endpoint.ws_url,
@@ -204,7 +206,7 @@ def test_endpoint_error_for_one_chunk_keeps_speaking(text_limited_endpoint: Any)
 def test_unreachable_endpoint_reports_once_and_text_flows(short_text: str) -> None:
     events = run_checked(
         lambda: collect(
-            run_bidi(
+            run_voice(
                 agent_for(short_text, total_s=0.5), "Hi.", tts_url="ws://127.0.0.1:9/x", connect_timeout=2
             )
         )
@@ -221,7 +223,7 @@ def test_caller_disconnect_cancels_everything(endpoint_server: Any, short_text: 
 
     async def main() -> list[dict[str, Any]]:
         seen: list[dict[str, Any]] = []
-        stream = run_bidi(
+        stream = run_voice(
             agent_for(short_text, total_s=6.0),
             "Tell me.",
             transport_factory=factory,

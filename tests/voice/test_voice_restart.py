@@ -75,7 +75,7 @@ def test_sentence_cut_mid_audio_is_restarted_once_and_counted_once() -> None:
                 model=ScriptedModel(text=SENTENCE, first_sentence_s=0.1, total_s=0.2), callback_handler=None
             )
             events: list[dict[str, Any]] = []
-            stream = run_voice("bidi", agent, "Go.", transport_factory=lambda: WebSocketTransport(url))
+            stream = run_voice(agent, "Go.", transport_factory=lambda: WebSocketTransport(url))
             async with asyncio.timeout(60), contextlib.aclosing(stream):
                 async for event in stream:
                     events.append(event)

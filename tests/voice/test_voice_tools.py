@@ -21,7 +21,7 @@ from strands.types.tools import ToolSpec
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 
 from strands_voice.handler import VoiceCallbackHandler, ends_model_turn
-from strands_voice.speaker import VoiceOptions
+from strands_voice.options import VoiceOptions
 from strands_voice.transport import Frame
 
 pytestmark = pytest.mark.timeout(240)

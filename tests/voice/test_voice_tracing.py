@@ -16,6 +16,7 @@ from otel_support import recording_spans, spans_named
 from strands import Agent
 
 from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.options import VoiceOptions
 from strands_voice.tracing import ANSWER_SPAN, ERROR_EVENT, SENTENCE_EVENT
 
 pytestmark = pytest.mark.timeout(240)
@@ -72,7 +73,10 @@ def test_bidi_answer_span_under_agent_call(
 ) -> None:
     spoken: list[Any] = []
     voice = VoiceCallbackHandler(
-        endpoint_server.ws_url, voice="jm_kumo", on_event=spoken.append, silence_timeout=SILENCE_S
+        endpoint_server.ws_url,
+        options=VoiceOptions(voice="jm_kumo"),
+        on_event=spoken.append,
+        silence_timeout=SILENCE_S,
     )
     agent = Agent(
         model=ScriptedModel(text=short_text, first_sentence_s=0.1, total_s=1.0), callback_handler=voice
@@ -108,7 +112,7 @@ def test_bidi_answer_span_under_agent_call(
 def test_batch_answer_span_under_stream(endpoint_server: Any, exporter: InMemorySpanExporter) -> None:
     text = "Hello there. The plan costs ten dollars."
     voice = VoiceCallbackHandler(
-        endpoint_server.ws_url, mode="batch", format="wav", silence_timeout=SILENCE_S
+        endpoint_server.ws_url, options=VoiceOptions(mode="batch", format="wav"), silence_timeout=SILENCE_S
     )
     agent = Agent(model=ScriptedModel(text=text, first_sentence_s=0.05, total_s=0.2), callback_handler=voice)
     events = asyncio.run(run_stream(voice, agent))

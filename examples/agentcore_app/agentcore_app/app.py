@@ -46,7 +46,7 @@ from agentcore_app.conversation_store import ConversationStore, validate_session
 from agentcore_app.conversations import Conversations, SessionBusyError
 from agentcore_app.models import create_model
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.speaker import TransportFactory, VoiceOptions
+from strands_voice.options import TransportFactory
 
 from .config import (
     model_spec_from_env,
@@ -264,22 +264,12 @@ def create_app(
     ) -> AsyncGenerator[Event, None]:
         # The session's agent (a fresh one without a session id), speaking through a fresh voice handler:
         # the handler is the whole voice pipeline.
-        options = VoiceOptions(
-            mode=request.mode,
-            voice=request.voice,
-            speed=request.speed,
-            format=request.format,
-            normalize=request.normalize,
-            timestamps=request.timestamps,
-            lang=request.lang,
-            lexicon=request.lexicon,
-        )
         clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:
             # The session's previous answer, if still speaking, is interrupted and has ended by now.
             async with conversations.turn(session_id, voice, request_id) as agent:
                 # text_delta from the agent's token stream and the handler's speech events, from one queue.
-                events = voice.stream(agent, request.prompt, options=options, request_id=request_id)
+                events = voice.stream(agent, request.prompt, options=request.options, request_id=request_id)
                 # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
                 async with contextlib.aclosing(events):
                     async for event in events:
@@ -313,7 +303,7 @@ def create_app(
             "request_id=<%s>, session_id=<%s>, mode=<%s> | invocation",
             request_id,
             context.session_id,
-            request.mode,
+            request.options.mode,
         )
         voice = VoiceCallbackHandler(
             resolved_url, silence_timeout=resolved_silence_timeout, transport_factory=transport_factory

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
 from strands_voice_protocol.frames import decode_lexicon
 
-from strands_voice.speaker import MODES, Mode
+from strands_voice.options import MODES, VoiceOptions
 
 __all__ = [
     "AUDIO_FORMATS",
@@ -62,25 +62,12 @@ class VoiceRequest:
 
     Attributes:
         prompt: The user's prompt, stripped.
-        mode: ``bidi`` (speak sentence by sentence) or ``batch`` (speak once the text is complete).
-        voice: The TTS voice, or None for the endpoint's default.
-        speed: The speaking rate, or None for the endpoint's default.
-        format: The audio format of ``audio_chunk`` events.
-        normalize: Read written forms the way people say them (``"normalize": false`` reads as written).
-        timestamps: Stream a ``words`` event per sentence (its words' times and chars).
-        lang: The language letter the endpoint reads in, or None for the voice's.
-        lexicon: ``{"word": "phonemes"}`` for every sentence, or None.
+        options: How the answer is spoken (the payload's ``mode``, ``voice``, ``speed``, ``format``,
+            ``normalize``, ``timestamps``, ``lang`` and ``lexicon``; ``normalize`` is on unless turned off).
     """
 
     prompt: str
-    mode: Mode = "bidi"
-    voice: str | None = None
-    speed: float | None = None
-    format: str = "pcm16"
-    normalize: bool = True
-    timestamps: bool = False
-    lang: str | None = None
-    lexicon: dict[str, str] | None = None
+    options: VoiceOptions = field(default_factory=lambda: VoiceOptions(normalize=True))
 
 
 def _flag(name: str, value: Any, default: bool) -> bool:
@@ -154,8 +141,7 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
     audio_format = payload.get("format")
     audio_format = "pcm16" if audio_format is None else _choice("format", audio_format, AUDIO_FORMATS)
 
-    return VoiceRequest(
-        prompt=prompt,
+    options = VoiceOptions(
         mode="bidi" if mode == "bidi" else "batch",
         voice=voice,
         speed=speed,
@@ -165,3 +151,4 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
         lang=lang,
         lexicon=lexicon,
     )
+    return VoiceRequest(prompt=prompt, options=options)

@@ -1,0 +1,126 @@
+"""One agent run under ``VoiceCallbackHandler.stream`` (:mod:`strands_voice.handler`).
+
+The run drives the agent's ``stream_async`` on the caller's loop: its callback feeds the run's
+:class:`~strands_voice.response.Response` (speech), and its text deltas become ``text_delta`` events in
+the same bounded :class:`~strands_voice.event_queue.EventQueue` as the speech events, so one consumer
+reads the whole Leg 3 stream in arrival order and a slow one slows the agent too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from strands.handlers.callback_handler import CompositeCallbackHandler
+from strands_voice_protocol.aio.tasks import cancel_and_wait
+
+from strands_voice.event_queue import EventQueue
+from strands_voice.response import Response
+from strands_voice.speaker import CANCEL_TIMEOUT
+from strands_voice.workers import ActiveResponses
+
+if TYPE_CHECKING:
+    from strands import Agent
+
+__all__ = ["TextLog", "attached", "let_agent_stop", "produce"]
+
+logger = logging.getLogger(__name__)
+
+
+class TextLog:
+    """The ``text_delta`` events of one run: how many, and when the last one was made."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last_ms: float | None = None
+
+
+def _reaches(handler: Any, target: object) -> bool:
+    if handler is target:
+        return True
+    if isinstance(handler, CompositeCallbackHandler):
+        return any(_reaches(inner, target) for inner in handler.handlers)
+    return False
+
+
+@contextlib.contextmanager
+def attached(voice: Callable[..., None], agent: Agent) -> Iterator[None]:
+    """``voice`` in ``agent``'s callback chain for the duration (composed with the agent's own)."""
+    own = agent.callback_handler
+    if _reaches(own, voice):
+        yield
+        return
+    agent.callback_handler = CompositeCallbackHandler(own, voice)
+    try:
+        yield
+    finally:
+        agent.callback_handler = own
+
+
+@contextlib.contextmanager
+def _finishing(response: Response) -> Iterator[None]:
+    """Tell the answer's memory that the agent's run ended, however it ended."""
+    try:
+        yield
+    finally:
+        if response.memory is not None:
+            response.memory.finished()
+
+
+async def produce(
+    voice: Callable[..., None],
+    agent: Agent,
+    prompt: Any,
+    state: dict[str, Any],
+    responses: ActiveResponses,
+    response: Response,
+    queue: EventQueue,
+    text: TextLog,
+) -> None:
+    """Drive the agent (its callback, ``voice``, feeds ``response``) and queue its ``text_delta`` events.
+
+    Ends the queue with its end marker (``None``), whatever happens.
+    """
+    speaking = asyncio.create_task(response.run(), name="voice-response")
+    try:
+        try:
+            with attached(voice, agent), _finishing(response):
+                async for event in agent.stream_async(prompt, invocation_state=state):
+                    data = event.get("data")
+                    if isinstance(data, str) and data and not event.get("reasoning"):
+                        # Waits for room like the audio does: a slow consumer slows the agent too.
+                        await queue.wait_for_room()
+                        delta = response.builder.text_delta(seq=text.count, text=data)
+                        text.count += 1
+                        text.last_ms = delta["t_ms"]
+                        queue.put_nowait(delta)
+        except Exception:
+            logger.exception("the agent failed")
+            queue.put_nowait(
+                response.builder.error(code="agent_error", message="The agent failed to answer.")
+            )
+        # Not in a finally: on cancellation nothing more is spoken; the session is closed instead.
+        responses.take_current(response)
+        response.end()
+        await speaking
+    finally:
+        await cancel_and_wait([speaking], CANCEL_TIMEOUT)
+        queue.put_nowait(None)  # the consumer's end marker, whatever happened
+
+
+async def let_agent_stop(response: Response, producing: asyncio.Task[None], queue: EventQueue) -> None:
+    """The caller left mid-answer: barge in, and give the cancelled agent a moment to end its turn.
+
+    The agent then keeps what was heard as its answer instead of losing the turn to a cancelled task
+    (which would leave the user's message unanswered in its history). Nobody reads the queue any more:
+    it is emptied so the producer never waits for room.
+    """
+    response.interrupt()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CANCEL_TIMEOUT
+    while not producing.done() and loop.time() < deadline:
+        queue.purge(lambda _event: True)
+        await asyncio.wait({producing}, timeout=0.05)
