@@ -38,6 +38,7 @@ from strands_voice_protocol.frames import (
     decode_client_message,
     encode_server_message,
 )
+from strands_voice_protocol.tasks import cancel_and_wait
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines import Engine, audio_seconds, synthesize_segments
@@ -45,7 +46,6 @@ from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
-from kokoro_endpoint.tasks import cancel_and_wait
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
@@ -100,6 +100,13 @@ class _Request:
 _Outgoing = _Request | ErrorFrame | None  # None: the client asked to close
 
 
+def _log_failures(tasks: list[asyncio.Task[None]]) -> None:
+    """Log the session tasks that ended with an error: nothing else reads their exceptions."""
+    for task in tasks:
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+            logger.error("task=<%s> | failed", task.get_name(), exc_info=error)
+
+
 class BidiSession:
     """Serves one accepted WebSocket until the client closes, disconnects or idles out.
 
@@ -151,6 +158,7 @@ class BidiSession:
                 for request in requests:
                     request.cancel()
             await cancel_and_wait(tasks, self._settings.close_timeout_s)
+            _log_failures(tasks)
         logger.debug("session ended")
 
     # receive ---------------------------------------------------------------------------------------
