@@ -165,7 +165,7 @@ class SynthesisScheduler:
             playback = playback or self.playback()
             self._open[id(playback)] = self._open.get(id(playback), 0) + 1
             playback.streams.add(order)
-        return SegmentStream(self, iterator, playback, seconds, self.clock(), order)
+        return SegmentStream(self, iterator, playback, seconds, order)
 
     def counters(self) -> SchedulerCounters:
         """A snapshot of the counters."""
@@ -309,14 +309,13 @@ class SegmentStream[T]:
         iterator: Iterator[T],
         playback: Playback,
         seconds: Callable[[T], float] | None,
-        since: float,
         order: int,
     ) -> None:
         self._scheduler = scheduler
         self.iterator = iterator
         self.playback = playback
         self.seconds = seconds
-        self.since = since
+        self.since = scheduler.clock()  # the request arrives now
         self.order = order
         self.started = False  # a step of it has run
         self._running: concurrent.futures.Future[Any] | None = None
