@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.frames import ErrorFrame, encode_server_message
 from strands_voice_protocol.wire import BIDI_PATH
 
@@ -30,7 +31,6 @@ from kokoro_endpoint.openai_api import openai_routes, voice_list
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
-from kokoro_endpoint.tasks import cancel_and_wait
 from kokoro_endpoint.ws_session import BidiSession
 
 __all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]

@@ -6,6 +6,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -29,7 +30,7 @@ from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
 
-__all__ = ["TRANSPORTS", "invocations"]
+__all__ = ["TRANSPORTS", "SlotResponse", "Synthesis", "binary_body", "invocations", "read_body"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ def _error(status: int, code: str, message: str, request_id: str | None = None) 
     return Response(body, status_code=status, media_type="application/json")
 
 
-class _SlotResponse(StreamingResponse):
+class SlotResponse(StreamingResponse):
     """A streaming response that gives its capacity slot back however the response ends."""
 
     def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], None], **kwargs: Any) -> None:
@@ -55,7 +56,7 @@ class _SlotResponse(StreamingResponse):
             self._release()
 
 
-async def _read_body(request: Request, limit: int) -> bytes | None:
+async def read_body(request: Request, limit: int) -> bytes | None:
     """The request body, or None when it is larger than ``limit`` bytes."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
@@ -78,7 +79,7 @@ async def invocations(request: Request) -> Response:
     scheduler = state.scheduler
     if not state.ready or engine is None or scheduler is None:
         return _error(503, "busy", "The model is still loading; try again shortly.")
-    body = await _read_body(request, settings.max_frame_bytes)
+    body = await read_body(request, settings.max_frame_bytes)
     if body is None:
         return _error(413, "invalid_request", f"The request is larger than {settings.max_frame_bytes} bytes.")
     try:
@@ -109,82 +110,73 @@ async def invocations(request: Request) -> Response:
     if not state.capacity.try_acquire():
         return _error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
+    synthesis = Synthesis(job, engine, scheduler, settings, encoder)
     body_iterator: AsyncIterator[bytes]
     if transport == "sse":
-        body_iterator = _sse_body(job, engine, scheduler, settings, encoder)
+        body_iterator = _sse_body(synthesis)
         media_type = "text/event-stream"
     else:
-        body_iterator = _binary_body(job, engine, scheduler, settings, encoder)
+        body_iterator = binary_body(synthesis)
         media_type = str(encoder.mime_type)
-    return _SlotResponse(
-        body_iterator, release=state.capacity.release, media_type=media_type, headers=headers
-    )
+    return SlotResponse(body_iterator, release=state.capacity.release, media_type=media_type, headers=headers)
 
 
-async def _segments(
-    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
-) -> AsyncIterator[RequestAudio]:
-    """The request's segments (audio and, when asked, words) as each is ready."""
-    stream = scheduler.stream(
-        synthesize_segments(
-            engine,
-            job.text,
-            job.voice,
-            job.speed,
-            settings.clause_chars,
-            settings.silence,
-            normalize=job.normalize,
-            timestamps=job.timestamps,
-            reading=job.reading,
-        ),
-        seconds=audio_seconds(engine.sample_rate),
-    )
+@dataclass(frozen=True, slots=True)
+class Synthesis:
+    """One validated request and what synthesizes and encodes it: the bodies stream from it."""
+
+    job: SynthesisJob
+    engine: Engine
+    scheduler: SynthesisScheduler
+    settings: Settings
+    encoder: AudioEncoder
+
+    async def segments(self) -> AsyncIterator[RequestAudio]:
+        """The request's segments (audio and, when asked, words) as each is ready."""
+        job, settings = self.job, self.settings
+        stream = self.scheduler.stream(
+            synthesize_segments(
+                self.engine,
+                job.text,
+                job.voice,
+                job.speed,
+                settings.clause_chars,
+                settings.silence,
+                normalize=job.normalize,
+                timestamps=job.timestamps,
+                reading=job.reading,
+            ),
+            seconds=audio_seconds(self.engine.sample_rate),
+        )
+        try:
+            while (segment := await stream.next()) is not None:
+                yield segment
+        finally:
+            stream.close()
+
+
+async def binary_body(synthesis: Synthesis) -> AsyncIterator[bytes]:
+    """The request's audio from ``skip_samples`` on, encoded, as each segment is ready."""
+    encoder, frame_bytes = synthesis.encoder, synthesis.settings.audio_frame_bytes
+    skip = SampleSkip(synthesis.job.skip_samples or 0, synthesis.engine.sample_rate)
     try:
-        while (segment := await stream.next()) is not None:
-            yield segment
-    finally:
-        stream.close()
-
-
-async def _pcm_segments(
-    job: SynthesisJob, engine: Engine, scheduler: SynthesisScheduler, settings: Settings
-) -> AsyncIterator[bytes]:
-    """The request's PCM from ``skip_samples`` on, in frames of at most ``audio_frame_bytes``, as each
-    segment is ready."""
-    skip = SampleSkip(job.skip_samples or 0, engine.sample_rate)
-    async for segment in _segments(job, engine, scheduler, settings):
-        for frame in pcm16_frames(skip.take(to_pcm16(segment.audio)), settings.audio_frame_bytes):
-            yield frame
-
-
-async def _binary_body(
-    job: SynthesisJob,
-    engine: Engine,
-    scheduler: SynthesisScheduler,
-    settings: Settings,
-    encoder: AudioEncoder,
-) -> AsyncIterator[bytes]:
-    try:
-        async for pcm in _pcm_segments(job, engine, scheduler, settings):
-            chunk = encoder.encode(pcm)
-            if chunk:
-                yield chunk
+        async for segment in synthesis.segments():
+            for pcm in pcm16_frames(skip.take(to_pcm16(segment.audio)), frame_bytes):
+                chunk = encoder.encode(pcm)
+                if chunk:
+                    yield chunk
         tail = encoder.flush()
         if tail:
             yield tail
     except Exception:
         # The status line is gone; ending the body early (uvicorn aborts it) is the only signal left.
-        logger.exception("request_id=<%s> | synthesis failed", job.request_id)
+        logger.exception("request_id=<%s> | synthesis failed", synthesis.job.request_id)
         raise
 
 
-async def _sse_body(
-    job: SynthesisJob,
-    engine: Engine,
-    scheduler: SynthesisScheduler,
-    settings: Settings,
-    encoder: AudioEncoder,
-) -> AsyncIterator[bytes]:
+async def _sse_body(synthesis: Synthesis) -> AsyncIterator[bytes]:
+    """The request's Leg 3 synthesis events: ``audio_start``, the chunks (and words), then the end."""
+    job, engine, settings, encoder = synthesis.job, synthesis.engine, synthesis.settings, synthesis.encoder
     events = SynthesisEventBuilder(job.request_id)
     seq = 0
     sent = 0
@@ -194,7 +186,7 @@ async def _sse_body(
         events.audio_start(format=encoder.format, sample_rate=format_sample_rate(encoder.format))
     )
     try:
-        async for segment in _segments(job, engine, scheduler, settings):
+        async for segment in synthesis.segments():
             kept, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
             if not kept:
                 continue  # the client has all of this segment (skip_samples)

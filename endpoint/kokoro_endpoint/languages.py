@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
-from kokoro_endpoint.normalize import NormalizedText, identity, normalize_for_speech
+from kokoro_endpoint.normalize import normalize_for_speech
+from kokoro_endpoint.normalized_text import NormalizedText, identity
 from kokoro_endpoint.voices import voice_language
 
 __all__ = [

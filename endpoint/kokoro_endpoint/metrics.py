@@ -151,13 +151,19 @@ class Gauges(Protocol):
 
 
 async def report_every(metrics: EndpointMetrics, gauges: Gauges, interval_s: float) -> None:
-    """Write the interval lines every ``interval_s`` seconds until cancelled (and once more then)."""
+    """Write the interval lines every ``interval_s`` seconds until cancelled (and once more then).
+
+    A failure to write is logged here and ends the reporting: the app only cancels this task.
+    """
     try:
         while True:
             await asyncio.sleep(interval_s)
             metrics.report(*gauges.gauges())
-    finally:
+    except asyncio.CancelledError:
         metrics.report(*gauges.gauges())
+        raise
+    except Exception:
+        logger.exception("interval metrics failed; no more interval lines")
 
 
 Scope = dict[str, Any]

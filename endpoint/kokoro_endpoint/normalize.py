@@ -5,219 +5,63 @@ misaki reads those letter by letter or not at all. :func:`normalize_for_speech` 
 person reads them aloud, before G2P. What misaki already reads well (plain numbers, ``$3.50``, ``50%``,
 ``1st``, ``&``, ``+``, years) is left to misaki.
 
-Every rewrite remembers where it came from: :class:`NormalizedText` maps any span of the spoken text back
-to the span of the ORIGINAL text it was made from, so word timestamps can index what the client sent.
+Every rewrite remembers where it came from (:class:`~kokoro_endpoint.normalized_text.NormalizedText`), so
+word timestamps can index what the client sent. The vocabulary (abbreviations, units, symbols, ...) is
+data, in ``data/normalize.toml``; the patterns and the rules for when to read each form stay here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Final
+import tomllib
+from collections.abc import Callable, Iterable
+from importlib import resources
+from typing import Any, Final
 
-__all__ = ["NormalizedText", "identity", "normalize_for_speech"]
+from strands_voice_protocol.punctuation import CJK_CLAUSE_END, CLAUSE_END, SENTENCE_END
 
+from kokoro_endpoint.normalized_text import NormalizedText, NormalizedTextBuilder
 
-@dataclass(frozen=True, slots=True)
-class NormalizedText:
-    """Spoken text plus, for each of its characters, the span of the original text it came from.
-
-    Attributes:
-        original: The text as the client sent it.
-        text: The text to speak.
-        starts: ``starts[i]`` is where the original span behind ``text[i]`` starts.
-        ends: ``ends[i]`` is where that span ends (exclusive).
-    """
-
-    original: str
-    text: str
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
-
-    def source_span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span that the spoken span ``text[start:end]`` was made from.
-
-        Args:
-            start: Start index into :attr:`text`.
-            end: End index (exclusive), greater than ``start``.
-
-        Returns:
-            ``(char_start, char_end)`` into :attr:`original`.
-        """
-        if not 0 <= start < end <= len(self.text):
-            raise ValueError("span outside the spoken text")
-        return min(self.starts[start:end]), max(self.ends[start:end])
+__all__ = ["normalize_for_speech"]
 
 
-def identity(text: str) -> NormalizedText:
-    """The text spoken as written (``"normalize": false``), with the one-to-one char map."""
-    return NormalizedText(text, text, tuple(range(len(text))), tuple(range(1, len(text) + 1)))
+# --- vocabulary (data/normalize.toml) --------------------------------------------------------------
 
 
-# --- vocabulary ------------------------------------------------------------------------------------
+def _load_vocabulary() -> dict[str, Any]:
+    data = resources.files("kokoro_endpoint").joinpath("data", "normalize.toml").read_text(encoding="utf-8")
+    return tomllib.loads(data)
 
-_DIGITS: Final = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
-# Abbreviations that mean one thing wherever they stand (matched with their dots, case-sensitive
-# unless listed lower-case, where the capitalised form is accepted too).
-_ABBREVIATIONS: Final = {
-    "e.g.": "for example",
-    "eg.": "for example",
-    "i.e.": "that is",
-    "ie.": "that is",
-    "etc.": "et cetera",
-    "vs.": "versus",
-    "vs": "versus",
-    "approx.": "approximately",
-    "cf.": "compare",
-    "incl.": "including",
-    "esp.": "especially",
-    "Mr.": "Mister",
-    "Mrs.": "Missus",
-    "Ms.": "Miz",
-    "Prof.": "Professor",
-    "Jr.": "Junior",
-    "Sr.": "Senior",
-    "Mt.": "Mount",
-    "Ave.": "Avenue",
-    "Blvd.": "Boulevard",
-    "Rd.": "Road",
-    "Dept.": "Department",
-    "Inc.": "Incorporated",
-    "Ltd.": "Limited",
-    "Corp.": "Corporation",
-    "Govt.": "Government",
-    "YoY": "year over year",
-    "QoQ": "quarter over quarter",
-    "w/o": "without",
-    "w/": "with",
-}
-# These may end a sentence; the spoken form then keeps the full stop.
-_SENTENCE_ENDERS: Final = frozenset({"etc.", "Inc.", "Ltd.", "Corp.", "Jr.", "Sr.", "Ave.", "Blvd.", "Rd."})
+def _pairs(table: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
+    return {key: (one, many) for key, (one, many) in table.items()}
 
-_MONTHS: Final = {
-    "Jan.": "January",
-    "Feb.": "February",
-    "Mar.": "March",
-    "Apr.": "April",
-    "Aug.": "August",
-    "Sep.": "September",
-    "Sept.": "September",
-    "Oct.": "October",
-    "Nov.": "November",
-    "Dec.": "December",
-}
 
-# unit → (singular, plural). Read only right after a number.
-_UNITS: Final = {
-    "km/h": ("kilometer per hour", "kilometers per hour"),
-    "m/s": ("meter per second", "meters per second"),
-    "mph": ("mile per hour", "miles per hour"),
-    "kph": ("kilometer per hour", "kilometers per hour"),
-    "km": ("kilometer", "kilometers"),
-    "cm": ("centimeter", "centimeters"),
-    "mm": ("millimeter", "millimeters"),
-    "nm": ("nanometer", "nanometers"),
-    "kg": ("kilogram", "kilograms"),
-    "mg": ("milligram", "milligrams"),
-    "lbs": ("pound", "pounds"),
-    "lb": ("pound", "pounds"),
-    "oz": ("ounce", "ounces"),
-    "ft": ("foot", "feet"),
-    "mi": ("mile", "miles"),
-    "yd": ("yard", "yards"),
-    "ml": ("milliliter", "milliliters"),
-    "mL": ("milliliter", "milliliters"),
-    "kWh": ("kilowatt hour", "kilowatt hours"),
-    "kW": ("kilowatt", "kilowatts"),
-    "MW": ("megawatt", "megawatts"),
-    "GHz": ("gigahertz", "gigahertz"),
-    "MHz": ("megahertz", "megahertz"),
-    "kHz": ("kilohertz", "kilohertz"),
-    "Hz": ("hertz", "hertz"),
-    "TB": ("terabyte", "terabytes"),
-    "GB": ("gigabyte", "gigabytes"),
-    "MB": ("megabyte", "megabytes"),
-    "KB": ("kilobyte", "kilobytes"),
-    "kB": ("kilobyte", "kilobytes"),
-    "ms": ("millisecond", "milliseconds"),
-    "sec": ("second", "seconds"),
-    "secs": ("second", "seconds"),
-    "min": ("minute", "minutes"),
-    "mins": ("minute", "minutes"),
-    "hr": ("hour", "hours"),
-    "hrs": ("hour", "hours"),
-    "kcal": ("kilocalorie", "kilocalories"),
-    "cal": ("calorie", "calories"),
-}
-# Units too short or too common as words to read after a spaced number ("5 in the box", "5 m away" is
-# fine but "I am 5 g..." is rare): read only when written right against the number ("5in", "10m").
-_TIGHT_UNITS: Final = {
-    "m": ("meter", "meters"),
-    "g": ("gram", "grams"),
-    "in": ("inch", "inches"),
-    "h": ("hour", "hours"),
-    "L": ("liter", "liters"),
-    "l": ("liter", "liters"),
-    "V": ("volt", "volts"),
-    "W": ("watt", "watts"),
-}
-
-_MAGNITUDES: Final = {
-    "k": "thousand",
-    "K": "thousand",
-    "thousand": "thousand",
-    "m": "million",
-    "M": "million",
-    "mn": "million",
-    "million": "million",
-    "b": "billion",
-    "B": "billion",
-    "bn": "billion",
-    "billion": "billion",
-    "t": "trillion",
-    "T": "trillion",
-    "tn": "trillion",
-    "trillion": "trillion",
-}
-_CURRENCY_NAMES: Final = {"$": "dollars", "€": "euros", "£": "pounds", "¥": "yen", "₹": "rupees"}
-
+_VOCABULARY: Final = _load_vocabulary()
+_DIGITS: Final[list[str]] = _VOCABULARY["digits"]
+_ABBREVIATIONS: Final[dict[str, str]] = _VOCABULARY["abbreviations"]
+_SENTENCE_ENDERS: Final = frozenset[str](_VOCABULARY["sentence_enders"])
+_MONTHS: Final[dict[str, str]] = _VOCABULARY["months"]
+_UNITS: Final = _pairs(_VOCABULARY["units"])
+_TIGHT_UNITS: Final = _pairs(_VOCABULARY["tight_units"])
+_MAGNITUDES: Final[dict[str, str]] = _VOCABULARY["magnitudes"]
+_CURRENCY_NAMES: Final[dict[str, str]] = _VOCABULARY["currency_names"]
 _FRACTION_DENOMINATORS: Final = {
-    2: ("half", "halves"),
-    3: ("third", "thirds"),
-    4: ("quarter", "quarters"),
-    5: ("fifth", "fifths"),
-    6: ("sixth", "sixths"),
-    7: ("seventh", "sevenths"),
-    8: ("eighth", "eighths"),
-    9: ("ninth", "ninths"),
-    10: ("tenth", "tenths"),
+    int(key): pair for key, pair in _pairs(_VOCABULARY["fraction_denominators"]).items()
 }
-_VULGAR_FRACTIONS: Final = {
-    "½": "one half",
-    "⅓": "one third",
-    "⅔": "two thirds",
-    "¼": "one quarter",
-    "¾": "three quarters",
-    "⅕": "one fifth",
-    "⅛": "one eighth",
-}
-_SYMBOLS: Final = {
-    "=": "equals",
-    "≈": "approximately",
-    "±": "plus or minus",
-    "×": "times",
-    "÷": "divided by",
-    "≤": "less than or equal to",
-    "≥": "greater than or equal to",
-    "≠": "is not equal to",
-    "→": "to",
-    "~": "about",
-}
-_TLDS: Final = (
-    "com|org|net|edu|gov|io|ai|dev|app|co|uk|de|fr|us|ca|au|info|biz|me|tv|ly|gg|so|sh|xyz|tech|cloud"
-)
+_VULGAR_FRACTIONS: Final[dict[str, str]] = _VOCABULARY["vulgar_fractions"]
+_SYMBOLS: Final[dict[str, str]] = _VOCABULARY["symbols"]
+_ADDRESS_MARKS: Final[dict[str, str]] = _VOCABULARY["address_marks"]
+_TEMPERATURE_SCALES: Final[dict[str, str]] = _VOCABULARY["temperature_scales"]
+_TLDS: Final = "|".join(_VOCABULARY["tlds"])
+# An address or a time never ends on a sentence or clause mark: that mark ends the sentence or clause.
+_TRAILING_MARKS: Final = re.escape(SENTENCE_END + CLAUSE_END + CJK_CLAUSE_END)
+
+
+def _one_of(keys: Iterable[str]) -> str:
+    """A character class of ``keys`` (each one character)."""
+    return "[" + re.escape("".join(keys)) + "]"
+
 
 # --- helpers -----------------------------------------------------------------------------------------
 
@@ -236,10 +80,7 @@ def _unit_words(number: str, unit: tuple[str, str]) -> str:
 
 def _spell_address(text: str) -> str:
     """Read a host name, path or mailbox name: ``.`` dot, ``/`` slash, ``-`` dash, ``_`` underscore."""
-    names = {".": " dot ", "/": " slash ", "-": " dash ", "_": " underscore ", ":": " colon ", "~": " tilde "}
-    names |= {"?": " question mark ", "=": " equals ", "&": " and ", "#": " hash ", "+": " plus "}
-    names |= {"%": " percent "}
-    spoken = "".join(names.get(c, c) for c in text)
+    spoken = "".join(f" {_ADDRESS_MARKS[c]} " if c in _ADDRESS_MARKS else c for c in text)
     return re.sub(r"\s+", " ", spoken).strip()
 
 
@@ -256,7 +97,7 @@ def _sentence_full_stop(text: str, end: int) -> str:
 # leave the match as written. All rules run in one left-to-right pass: at each position the first rule
 # (in this order) that matches wins, and its output is not rewritten again.
 
-_Rule = tuple[str, Callable[[re.Match[str], str], str | None] | None]
+_Rule = tuple[str, Callable[[re.Match[str], str], str | None]]
 
 
 def _url(match: re.Match[str], _text: str) -> str:
@@ -311,9 +152,9 @@ def _temperature(match: re.Match[str], _text: str) -> str:
     number = match.group("num")
     sign = "minus " if number[0] in "-−" else ""
     number = number.lstrip("-−")
-    scale = {"C": " Celsius", "F": " Fahrenheit", "K": " Kelvin"}.get(match.group("scale") or "", "")
+    scale = _TEMPERATURE_SCALES.get(match.group("scale") or "")
     degrees = "degree" if number == "1" else "degrees"
-    return f"{sign}{number} {degrees}{scale}"
+    return f"{sign}{number} {degrees}" + (f" {scale}" if scale else "")
 
 
 def _unit(match: re.Match[str], _text: str) -> str:
@@ -399,6 +240,11 @@ def _hashtag_number(match: re.Match[str], _text: str) -> str:
     return f"number {match.group(1)}"
 
 
+def _vulgar(match: re.Match[str], _text: str) -> str:
+    fraction = _VULGAR_FRACTIONS[match.group(2)]
+    return f"{match.group(1)} and {fraction}" if match.group(1) else fraction
+
+
 def _abbreviation_pattern() -> str:
     keys = sorted(_ABBREVIATIONS, key=len, reverse=True)
     alternatives = []
@@ -418,25 +264,25 @@ _MAG_ALT: Final = "|".join(sorted(_MAGNITUDES, key=len, reverse=True))
 
 _RULES: Final[list[_Rule]] = [
     (
-        r"(?<![\w@])(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)\]]",
+        rf"(?<![\w@])(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>\"']+[^\s<>\"'){_TRAILING_MARKS}\]]",
         _url,
     ),
     (r"(?<![\w.+-])(?P<user>[\w.+-]+)@(?P<domain>[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,})", _email),
     (
-        rf"(?<![\w@.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:{_TLDS})(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)\]])?(?![\w@])",
+        rf"(?<![\w@.-])[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:{_TLDS})(?:/[^\s<>\"']*[^\s<>\"'){_TRAILING_MARKS}\]])?(?![\w@])",
         _url,
     ),
     (
         r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}(?![\w-])",
         _phone,
     ),
-    (rf"(?P<cur>[$€£¥₹])(?P<amount>{_NUM})\s?(?P<mag>{_MAG_ALT})(?![\w])", _money),
+    (rf"(?P<cur>{_one_of(_CURRENCY_NAMES)})(?P<amount>{_NUM})\s?(?P<mag>{_MAG_ALT})(?![\w])", _money),
     (
         r"(?<![\w:.])(?P<hour>\d{1,2})(?::(?P<minute>\d{2}))?\s?(?:(?P<half>[aApP])\.?[mM]\.?(?![\w])|(?<=:\d\d)(?![\d:]))",
         _time,
     ),
     (r"(?<![\w])(?P<num>[-−]?\d+(?:\.\d+)?)\s?°\s?(?P<scale>[CFK](?![\w]))?", _temperature),
-    (r"(?<![\w])(?:(\d+)\s?)?([½⅓⅔¼¾⅕⅛])", None),
+    (rf"(?<![\w])(?:(\d+)\s?)?({_one_of(_VULGAR_FRACTIONS)})", _vulgar),
     (rf"(?<![\w.])(?P<num>-?{_NUM})\s?(?P<unit>{_UNIT_ALT})(?![\w/])", _unit),
     (rf"(?<![\w.])(?P<num>-?{_NUM})(?P<unit>{_TIGHT_ALT})(?![\w/])", _tight_unit),
     # Only "3–" is rewritten ("3 to"), so the second number stays free for its unit ("3–5 km").
@@ -452,16 +298,9 @@ _RULES: Final[list[_Rule]] = [
     (r"(?<![\w.])(?:" + "|".join(re.escape(m) for m in _MONTHS) + r")(?=\s?\d)", _month),
     (r"(?<![\w.])[aApP]\.[mM]\.", _meridiem),
     (r"(?<![\w.@])@([A-Za-z_]\w*)", _handle),
-    (r"[=≈±×÷≤≥≠→]|(?<!\S)~(?=\d)", _symbol),
+    (_one_of(symbol for symbol in _SYMBOLS if symbol != "~") + r"|(?<!\S)~(?=\d)", _symbol),
 ]
 
-
-def _vulgar(match: re.Match[str], _text: str) -> str:
-    fraction = _VULGAR_FRACTIONS[match.group(2)]
-    return f"{match.group(1)} and {fraction}" if match.group(1) else fraction
-
-
-_RULES[7] = (_RULES[7][0], _vulgar)
 _COMPILED: Final = [re.compile(pattern) for pattern, _ in _RULES]
 
 
@@ -472,32 +311,10 @@ def _next_match(index: int, text: str, start: int) -> re.Match[str] | None:
         match = pattern.search(text, start)
         if match is None:
             return None
-        if match.end() > match.start() and handler is not None and handler(match, text) is not None:
+        if match.end() > match.start() and handler(match, text) is not None:
             return match
         start = match.start() + 1
     return None
-
-
-def _replace(
-    text: str, begin: int, end: int, spoken: str, pieces: list[str], starts: list[int], ends: list[int]
-) -> None:
-    """Append ``spoken`` for ``text[begin:end]``: what both share at their ends maps char by char
-    ("40 km" → "40 kilometers" keeps "40" on "40"), the rest maps to the rest as a whole."""
-    written = text[begin:end]
-    head = 0
-    while head < min(len(written), len(spoken)) - 1 and written[head] == spoken[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(written), len(spoken)) - head - 1 and written[-1 - tail] == spoken[-1 - tail]:
-        tail += 1
-    middle = spoken[head : len(spoken) - tail]
-    pieces.append(spoken)
-    starts.extend(range(begin, begin + head))
-    ends.extend(range(begin + 1, begin + head + 1))
-    starts.extend([begin + head] * len(middle))
-    ends.extend([end - tail] * len(middle))
-    starts.extend(range(end - tail, end))
-    ends.extend(range(end - tail + 1, end + 1))
 
 
 def normalize_for_speech(text: str) -> NormalizedText:
@@ -509,39 +326,25 @@ def normalize_for_speech(text: str) -> NormalizedText:
     Returns:
         The spoken text and its char map (never raises; text with nothing to rewrite comes back as is).
     """
-    pieces: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    position = 0
-
-    def keep(upto: int) -> None:
-        nonlocal position
-        if upto > position:
-            pieces.append(text[position:upto])
-            starts.extend(range(position, upto))
-            ends.extend(range(position + 1, upto + 1))
-            position = upto
-
+    spoken_text = NormalizedTextBuilder(text)
     upcoming = [_next_match(i, text, 0) for i in range(len(_RULES))]
     while True:
         found = [(m.start(), i, m) for i, m in enumerate(upcoming) if m is not None]
         if not found:
             break
         begin, index, match = min(found, key=lambda item: (item[0], item[1]))
-        handler = _RULES[index][1]
-        assert handler is not None
-        spoken = str(handler(match, text)).strip()
-        keep(begin)
+        spoken = str(_RULES[index][1](match, text)).strip()
+        spoken_text.keep(begin)
         # A word read out must not glue itself to its neighbours ("x=5" → "x equals 5").
         if begin > 0 and text[begin - 1].isalnum() and spoken[:1].isalnum():
             spoken = " " + spoken
         if match.end() < len(text) and text[match.end()].isalnum() and spoken[-1:].isalnum():
             spoken += " "
-        _replace(text, begin, match.end(), spoken, pieces, starts, ends)
-        position = match.end()
+        spoken_text.replace(match.end(), spoken)
         upcoming = [
-            m if m is None or m.start() >= position else _next_match(i, text, position)
+            m
+            if m is None or m.start() >= spoken_text.position
+            else _next_match(i, text, spoken_text.position)
             for i, m in enumerate(upcoming)
         ]
-    keep(len(text))
-    return NormalizedText(text, "".join(pieces), tuple(starts), tuple(ends))
+    return spoken_text.build()

@@ -40,7 +40,7 @@ from strands_voice_protocol.sse import encode_sse
 from kokoro_endpoint.engines import Engine, ReadingEngine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
-from kokoro_endpoint.invocations import _binary_body, _read_body, _SlotResponse
+from kokoro_endpoint.invocations import SlotResponse, Synthesis, binary_body, read_body
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import validate_synthesize
 
@@ -183,7 +183,7 @@ async def speech(request: Request) -> Response:
     engine, scheduler = state.engine, state.scheduler
     if not state.ready or engine is None or scheduler is None:
         return openai_error(503, "The model is still loading; try again shortly.", code="model_loading")
-    body = await _read_body(request, settings.max_frame_bytes)
+    body = await read_body(request, settings.max_frame_bytes)
     if body is None:
         return openai_error(413, f"The request is larger than {settings.max_frame_bytes} bytes.")
     try:
@@ -207,10 +207,10 @@ async def speech(request: Request) -> Response:
         "request_id=<%s>, format=<%s>, stream=<%s> | speech", job.request_id, audio_format, stream_format
     )
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
-    audio = _binary_body(job, engine, scheduler, settings, encoder)
+    audio = binary_body(Synthesis(job, engine, scheduler, settings, encoder))
     content = _sse_body(audio) if stream_format == "sse" else audio
     media_type = "text/event-stream" if stream_format == "sse" else encoder.mime_type
-    return _SlotResponse(content, release=state.capacity.release, media_type=media_type, headers=headers)
+    return SlotResponse(content, release=state.capacity.release, media_type=media_type, headers=headers)
 
 
 async def _sse_body(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

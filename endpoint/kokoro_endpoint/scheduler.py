@@ -7,12 +7,12 @@ the step's future.
 
 Which queued step runs next is the scheduler's ``policy``:
 
-- ``deadline`` (the default): each listener has a :class:`Playback`, the time its audio runs out if it
-  plays at real-time speed from its first byte. A new request's first step, when its listener has
-  nothing left to hear, is due at once: such steps go first, in the order the requests arrived (so a
-  newcomer waits for at most the step running now, even when the others are stalling). Every other step
-  goes by its listener's deadline, the one who runs out first next. Ties go to the older stream (a
-  session's request N before its request N+1), then to the step submitted first.
+- ``deadline`` (the default): each listener has a :class:`~kokoro_endpoint.playback.Playback`, the
+  time its audio runs out if it plays at real-time speed from its first byte. A new request's first
+  step, when its listener has nothing left to hear, is due at once: such steps go first, in the order
+  the requests arrived (so a newcomer waits for at most the step running now, even when the others are
+  stalling). Every other step goes by its listener's deadline, the one who runs out first next. Ties go
+  to the older stream (a session's request N before its request N+1), then to the step submitted first.
 - ``fifo``: first submitted, first run (sessions take turns step by step).
 
 The choice is made when a worker becomes free, with the clock of that moment, so it is deterministic for
@@ -35,9 +35,10 @@ from typing import Any, Final, TypeVar
 
 from strands_voice_protocol.errors import ConfigurationError
 
+from kokoro_endpoint.playback import Clock, Playback
+
 __all__ = [
     "SCHEDULING_POLICIES",
-    "Playback",
     "SchedulerCounters",
     "SegmentStream",
     "SynthesisScheduler",
@@ -47,8 +48,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-Clock = Callable[[], float]
 
 #: The step-ordering policies (``Settings.scheduling``).
 SCHEDULING_POLICIES: Final = ("deadline", "fifo")
@@ -71,38 +70,6 @@ def close_iterator[T](iterator: Iterator[T]) -> None:
             close()
         except Exception:
             logger.exception("could not close a synthesis iterator")
-
-
-class Playback:
-    """One listener's playback clock: when the audio produced for it so far runs out.
-
-    Audio is assumed to play at real-time speed from the moment it is produced (the session sends it at
-    once); when the listener has run out, playback restarts with the next audio (a stall).
-
-    Args:
-        clock: Monotonic seconds.
-    """
-
-    def __init__(self, clock: Clock = time.monotonic) -> None:
-        self._clock = clock
-        self.runs_out_at: float | None = None
-        self.audio_s = 0.0
-        self.streams: set[int] = set()  # the orders of its open streams (kept by the scheduler)
-
-    def add(self, seconds: float) -> None:
-        """Audio of ``seconds`` was produced for this listener now."""
-        now = self._clock()
-        start = now if self.runs_out_at is None else max(self.runs_out_at, now)
-        self.runs_out_at = start + seconds
-        self.audio_s += seconds
-
-    def deadline(self, since: float) -> float:
-        """When this listener needs its next audio, for a request that arrived at ``since``."""
-        return since if self.runs_out_at is None else max(self.runs_out_at, since)
-
-    def buffered_s(self) -> float:
-        """Seconds of audio the listener has left to hear."""
-        return 0.0 if self.runs_out_at is None else max(0.0, self.runs_out_at - self._clock())
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +165,7 @@ class SynthesisScheduler:
             playback = playback or self.playback()
             self._open[id(playback)] = self._open.get(id(playback), 0) + 1
             playback.streams.add(order)
-        return SegmentStream(self, iterator, playback, seconds, self.clock(), order)
+        return SegmentStream(self, iterator, playback, seconds, order)
 
     def counters(self) -> SchedulerCounters:
         """A snapshot of the counters."""
@@ -342,14 +309,13 @@ class SegmentStream[T]:
         iterator: Iterator[T],
         playback: Playback,
         seconds: Callable[[T], float] | None,
-        since: float,
         order: int,
     ) -> None:
         self._scheduler = scheduler
         self.iterator = iterator
         self.playback = playback
         self.seconds = seconds
-        self.since = since
+        self.since = scheduler.clock()  # the request arrives now
         self.order = order
         self.started = False  # a step of it has run
         self._running: concurrent.futures.Future[Any] | None = None

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.limits import IDLE_TIMEOUT_S, MAX_SPEED, MAX_TEXT_CHARS, MIN_SPEED
 
 from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.silence import SilencePolicy
@@ -18,6 +19,9 @@ __all__ = ["Settings"]
 @dataclass(frozen=True)
 class Settings:
     """What the endpoint loads and the limits it enforces.
+
+    The limits a client must know (text length, speed range, idle timeout) default to
+    :mod:`strands_voice_protocol.limits`, which the library sizes its requests and keepalive from.
 
     Attributes:
         engine: ``auto``, ``onnx`` or ``torch`` (used when ``create_app`` is not given an engine).
@@ -56,13 +60,13 @@ class Settings:
     engine: str = "auto"
     device: str = "auto"
     model_dir: Path | None = None
-    max_text_chars: int = 5000
+    max_text_chars: int = MAX_TEXT_CHARS
     max_frame_bytes: int = 64 * 1024
     max_sessions: int = 16
     max_pending_requests: int = 64
-    idle_timeout_s: float = 300.0
-    min_speed: float = 0.5
-    max_speed: float = 2.0
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    min_speed: float = MIN_SPEED
+    max_speed: float = MAX_SPEED
     pipeline_depth: int = 2
     audio_frame_bytes: int = 24_000
     synthesis_workers: int = 1

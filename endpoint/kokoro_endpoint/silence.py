@@ -20,18 +20,21 @@ the kept quiet edges.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.punctuation import CJK_CLAUSE_END, CLAUSE_END, SENTENCE_END
 
 __all__ = ["SESSION_PARAMETERS", "SegmentShaper", "SilencePolicy", "pause_after", "session_policy"]
 
-_SENTENCE_END: Final = ".!?…。！？"
-_CLAUSE_END: Final = ",;:—–、，；："
+# A pause follows how the text ends: at the end of a segment, Latin marks need no whitespace after them.
+_CLAUSE_END: Final = CLAUSE_END + CJK_CLAUSE_END
 _CLOSERS: Final = "\"'”’)]»」』）"
+#: The longest kept edge, fade or pause (ms).
+_MAX_MS: Final = 5000
 
 
 @dataclass(frozen=True)
@@ -61,17 +64,9 @@ class SilencePolicy:
     word_pause_ms: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in (
-            "lead_ms",
-            "tail_ms",
-            "fade_ms",
-            "sentence_pause_ms",
-            "clause_pause_ms",
-            "word_pause_ms",
-        ):
-            value = getattr(self, name)
-            if not 0 <= value <= 5000:
-                raise ConfigurationError(f"{name} must be between 0 and 5000")
+        for name in (field.name for field in fields(self) if field.name.endswith("_ms")):
+            if not 0 <= getattr(self, name) <= _MAX_MS:
+                raise ConfigurationError(f"{name} must be between 0 and {_MAX_MS}")
         if self.fade_ms > min(self.lead_ms, self.tail_ms):
             raise ConfigurationError("fade_ms must fit inside lead_ms and tail_ms")
         if not -120 <= self.threshold_dbfs < 0:
@@ -83,7 +78,7 @@ def pause_after(text: str, policy: SilencePolicy) -> float:
     end = text.rstrip().rstrip(_CLOSERS)
     if not end:
         return policy.word_pause_ms
-    if end[-1] in _SENTENCE_END:
+    if end[-1] in SENTENCE_END:
         return policy.sentence_pause_ms
     if end[-1] in _CLAUSE_END:
         return policy.clause_pause_ms
@@ -196,13 +191,8 @@ class SegmentShaper:
         self._lead_dropped = 0  # ... and before its first kept sample, once it sounds
 
 
-#: Query parameters a WebSocket session may set, and the policy field each one sets.
-SESSION_PARAMETERS: Final = {
-    "trim": "trim",
-    "sentence_pause_ms": "sentence_pause_ms",
-    "clause_pause_ms": "clause_pause_ms",
-    "word_pause_ms": "word_pause_ms",
-}
+#: Query parameters a WebSocket session may set: each sets the policy field of its name.
+SESSION_PARAMETERS: Final = ("trim", "sentence_pause_ms", "clause_pause_ms", "word_pause_ms")
 
 
 def session_policy(base: SilencePolicy, params: Mapping[str, str]) -> SilencePolicy:
@@ -214,21 +204,21 @@ def session_policy(base: SilencePolicy, params: Mapping[str, str]) -> SilencePol
         ValueError: a parameter's value is not valid (the message names it).
     """
     changes: dict[str, bool | float] = {}
-    for name, attribute in SESSION_PARAMETERS.items():
+    for name in SESSION_PARAMETERS:
         raw = params.get(name)
         if raw is None:
             continue
-        if attribute == "trim":
+        if name == "trim":
             lowered = raw.strip().lower()
             if lowered not in ("0", "1", "true", "false"):
                 raise ValueError(f"'{name}' must be 0, 1, true or false")
-            changes[attribute] = lowered in ("1", "true")
+            changes[name] = lowered in ("1", "true")
             continue
         try:
             value = float(raw)
         except ValueError:
             raise ValueError(f"'{name}' must be a number of milliseconds") from None
-        if not 0 <= value <= 5000:
-            raise ValueError(f"'{name}' must be between 0 and 5000")
-        changes[attribute] = value
+        if not 0 <= value <= _MAX_MS:
+            raise ValueError(f"'{name}' must be between 0 and {_MAX_MS}")
+        changes[name] = value
     return replace(base, **changes) if changes else base  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from strands_voice_protocol.punctuation import CJK_CLAUSE_END, CLAUSE_END, SENTENCE_END
 from strands_voice_protocol.sentences import ends_with_abbreviation, split_at_sentence_ends
 
 __all__ = [
@@ -38,10 +39,11 @@ MIN_CLAUSE_CHARS: Final = 16
 #: Kokoro's context is 512 tokens including the two padding tokens.
 MAX_PHONEMES: Final = 510
 
-_BOUNDARIES: Final = (".!?…", ";:", ",—", " ")
+# Where to cut phonemes, best first: after a sentence mark, a strong clause mark, a weak one, a space.
+_BOUNDARIES: Final = (SENTENCE_END, ";:", ",—", " ")
 # A clause ends at a comma, semicolon, colon or dash followed by whitespace ("1,000" is not a boundary),
 # or at a full-width (CJK) one, which no space follows.
-_CLAUSE_END: Final = re.compile(r"[,;:—–](?=\s)|[、，；：]")
+_CLAUSE_END: Final = re.compile(f"[{re.escape(CLAUSE_END)}](?=\\s)|[{re.escape(CJK_CLAUSE_END)}]")
 
 
 def split_sentences(text: str) -> list[str]:

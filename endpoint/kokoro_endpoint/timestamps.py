@@ -18,7 +18,7 @@ from strands_voice_protocol.frames import WordTiming
 
 if TYPE_CHECKING:  # the engines package imports this module
     from kokoro_endpoint.engines.speech import SegmentTiming
-    from kokoro_endpoint.normalize import NormalizedText
+    from kokoro_endpoint.normalized_text import NormalizedText
 
 __all__ = ["TokenSpan", "segment_words", "shift_words", "token_spans"]
 

@@ -23,6 +23,7 @@ from collections import defaultdict
 from typing import Final
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import (
     Cancel,
@@ -45,7 +46,6 @@ from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
-from kokoro_endpoint.tasks import cancel_and_wait
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
@@ -150,7 +150,8 @@ class BidiSession:
             for requests in self._live.values():
                 for request in requests:
                     request.cancel()
-            await cancel_and_wait(tasks, self._settings.close_timeout_s)
+            # Nothing else reads these tasks' exceptions: log them.
+            await cancel_and_wait(tasks, self._settings.close_timeout_s, log_failures=True)
         logger.debug("session ended")
 
     # receive ---------------------------------------------------------------------------------------

@@ -274,3 +274,25 @@ def test_endpoint_stops_reading_a_client_that_floods_bad_frames_without_reading_
             scheduler.shutdown()
 
     asyncio.run(main())
+
+
+def test_endpoint_session_task_that_fails_ends_the_session_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class BrokenWebSocket(HeldWebSocket):
+        async def receive(self) -> dict[str, Any]:
+            raise RuntimeError("the socket broke")
+
+    async def main() -> None:
+        scheduler = SynthesisScheduler(1)
+        try:
+            session = BidiSession(BrokenWebSocket(), CountingEngine(), scheduler, SETTINGS)  # type: ignore[arg-type]
+            await asyncio.wait_for(session.run(), SETTINGS.close_timeout_s * 2)
+        finally:
+            scheduler.shutdown()
+
+    with caplog.at_level("ERROR", logger="kokoro_endpoint.ws_session"):
+        asyncio.run(main())
+    failed = [record for record in caplog.records if "failed" in record.getMessage()]
+    assert [record.getMessage() for record in failed] == ["task=<ws-receive> | failed"]
+    assert failed[0].exc_info is not None and str(failed[0].exc_info[1]) == "the socket broke"

@@ -1,4 +1,5 @@
-"""Every bad endpoint setting raises ConfigurationError (a StrandsVoiceError and a ValueError)."""
+"""Endpoint settings: the limits a client shares default to the protocol's, and every bad setting raises
+ConfigurationError (a StrandsVoiceError and a ValueError)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from kokoro_endpoint.engines.windows import WindowPlan
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import SilencePolicy
 from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.limits import IDLE_TIMEOUT_S, MAX_SPEED, MAX_TEXT_CHARS, MIN_SPEED
 
 BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "max_sessions": lambda: Settings(max_sessions=0),
@@ -27,6 +29,8 @@ BAD_SETTINGS: dict[str, Callable[[], Any]] = {
     "silence lead": lambda: SilencePolicy(lead_ms=-1.0),
     "silence fade": lambda: SilencePolicy(fade_ms=100.0),
     "silence threshold": lambda: SilencePolicy(threshold_dbfs=3.0),
+    "silence pause": lambda: SilencePolicy(sentence_pause_ms=5001.0),
+    "silence word pause": lambda: SilencePolicy(word_pause_ms=-1.0),
     "window sizes": lambda: WindowPlan(first=0),
     "window growth": lambda: WindowPlan(growth=0.5),
     "window first context": lambda: WindowPlan(first_context=-1),
@@ -39,3 +43,10 @@ def test_bad_endpoint_setting_raises_configuration_error(setting: str) -> None:
         BAD_SETTINGS[setting]()
     assert isinstance(caught.value, ValueError)
     assert str(caught.value)
+
+
+def test_endpoint_limits_default_to_the_protocol_limits() -> None:
+    settings = Settings()
+    assert settings.max_text_chars == MAX_TEXT_CHARS
+    assert (settings.min_speed, settings.max_speed) == (MIN_SPEED, MAX_SPEED)
+    assert settings.idle_timeout_s == IDLE_TIMEOUT_S

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
-from kokoro_endpoint.normalize import identity, normalize_for_speech
+from kokoro_endpoint.normalize import normalize_for_speech
+from kokoro_endpoint.normalized_text import identity
 
 CASES: list[tuple[str, str]] = [
     # abbreviations
@@ -97,6 +98,9 @@ CASES: list[tuple[str, str]] = [
     ("See https://www.example.com/docs/page.", "See w w w dot example dot com slash docs slash page."),
     ("Visit github.com/strands/voice now.", "Visit github dot com slash strands slash voice now."),
     ("Go to http://example.org", "Go to example dot org"),
+    # an address ends before any sentence or clause mark (strands_voice_protocol.punctuation)
+    ("It is at example.com/docs.…", "It is at example dot com slash docs.…"),
+    ("Open example.com/docs.— then b.", "Open example dot com slash docs.— then b."),
     # phone numbers
     ("Call 555-123-4567.", "Call five five five, one two three, four five six seven."),
     ("Call +1 (206) 555-0100.", "Call plus one, two zero six, five five five, zero one zero zero."),

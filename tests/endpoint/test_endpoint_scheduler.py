@@ -18,7 +18,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from fake_clock import FakeTime
-from kokoro_endpoint.scheduler import Playback, SegmentStream, SynthesisScheduler
+from kokoro_endpoint.playback import Playback
+from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
 from strands_voice_protocol.errors import ConfigurationError
 
 HANG_GUARD_S = 30.0
