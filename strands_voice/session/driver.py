@@ -16,14 +16,15 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from types import TracebackType
-from typing import Any, Final
+from typing import Final
 
-from strands_voice_protocol.errors import TTSConnectionError, TTSError, TTSTimeoutError
+from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.frames import ClientMessage, encode_client_message
 from strands_voice_protocol.limits import KEEPALIVE_S
 
 from strands_voice.retry import RetryPolicy
 from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session.connection import Wakeup, close_quietly, connect_within, drop_receive
 from strands_voice.session.core import SessionCore, closed_error
 from strands_voice.session.events import SessionEvent
 from strands_voice.session.requests import OwedRequest
@@ -89,7 +90,7 @@ class TTSSession:
         self._timer_at: float | None = None
         self._iterating = False
         self._receiving: asyncio.Future[str | bytes] | None = None
-        self._wakeup: asyncio.Future[None] | None = None
+        self._wakeup = Wakeup()
 
     @property
     def owed(self) -> list[str]:
@@ -139,22 +140,7 @@ class TTSSession:
         logger.debug("prefix=<%s> | session opened", self._prefix)
 
     async def _connect(self) -> None:
-        try:
-            async with asyncio.timeout(self.connect_timeout):
-                await self.transport.connect()
-        except TimeoutError:
-            raise TTSTimeoutError(
-                "connect_timeout",
-                f"could not connect to the TTS endpoint within {self.connect_timeout} s",
-                retryable=True,
-            ) from None
-        except TTSError:
-            raise
-        except OSError:
-            logger.debug("could not connect", exc_info=True)
-            raise TTSConnectionError(
-                "connection_failed", "could not connect to the TTS endpoint", retryable=True
-            ) from None
+        await connect_within(self.transport, self.connect_timeout)
 
     def new_request_id(self) -> str:
         """A fresh request id, unique within this session."""
@@ -361,7 +347,7 @@ class TTSSession:
             receiving = self._receiving
         timeout = None if self._timer_at is None else max(self._timer_at - self._now(), 0.0)
         timer_at = self._timer_at
-        done = await self._wait(timeout, receiving)
+        done = await self._wakeup.wait(timeout, receiving)
         if not done:  # the loop waited the timer out: it is due (even on a test clock that moves on sleeps)
             if timer_at is not None and timer_at == self._timer_at:
                 self._take(self._core.timer_due(max(self._now(), timer_at)))
@@ -384,41 +370,15 @@ class TTSSession:
             self._take(self._core.frame_received(frame, self._now()))
 
     def _wake(self) -> None:
-        """Wake a waiting receiver so it re-reads the state (a new request, finish, close)."""
-        if self._wakeup is not None and not self._wakeup.done():
-            self._wakeup.set_result(None)
-
-    async def _wait(
-        self, limit_s: float | None, receiving: asyncio.Future[str | bytes] | None
-    ) -> set[asyncio.Future[Any]]:
-        """Wait for ``receiving``, a wakeup or ``limit_s``; what is done (empty: the time ran out)."""
-        self._wakeup = asyncio.get_running_loop().create_future()
-        waiting: set[asyncio.Future[Any]] = {self._wakeup}
-        if receiving is not None:
-            waiting.add(receiving)
-        try:
-            done, _ = await asyncio.wait(waiting, timeout=limit_s, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            self._wakeup.cancel()
-            self._wakeup = None
-        return done
+        """Wake the waiting iterator so it re-reads the state (a new request, a cancel, finish, close)."""
+        self._wakeup.wake()
 
     async def _drop_receive(self) -> None:
         receiving, self._receiving = self._receiving, None
-        if receiving is None:
-            return
-        if not receiving.done():
-            receiving.cancel()
-            # Bounded: a transport that ignores cancellation must not hang close().
-            await asyncio.wait({receiving}, timeout=1.0)
-        elif not receiving.cancelled():
-            receiving.exception()  # retrieved, so asyncio does not log "never retrieved"
+        await drop_receive(receiving)
 
     async def _close_transport(self) -> None:
-        try:
-            await self.transport.close()
-        except Exception:
-            logger.debug("transport close failed", exc_info=True)
+        await close_quietly(self.transport)
 
     async def __aenter__(self) -> TTSSession:
         await self.open()
