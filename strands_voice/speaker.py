@@ -1,6 +1,6 @@
 """The speaking core of a voice response: options, and one TTS session turned into Leg 3 audio events.
 
-:class:`Speaker` sends text chunks over one :class:`~strands_voice.session.TTSSession` the moment they
+:class:`Speaker` sends text chunks over one :class:`~strands_voice.session.driver.TTSSession` the moment they
 are given (without waiting for earlier audio) and turns the session's audio into ``audio_start``,
 ``audio_chunk``, ``sentence_complete`` and ``error`` events. It is the part of
 :class:`strands_voice.handler.VoiceCallbackHandler`'s per-response pipeline (:mod:`strands_voice.response`)
@@ -25,7 +25,8 @@ from strands_voice_protocol.errors import ConfigurationError, TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.tasks import cancel_and_wait
 
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
@@ -33,7 +34,6 @@ from strands_voice.session import (
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
     WordsReceived,
 )
 from strands_voice.transport import FrameTransport

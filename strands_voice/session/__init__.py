@@ -47,30 +47,8 @@ The package is a sans-I/O core and a thin asyncio driver (the shape of python-we
 - ``driver``: :class:`TTSSession`, which performs the actions on a transport and an event loop;
 - ``events``: the events a consumer receives.
 
-This module is the package's public face: the session and its events.
+Import each name from its module (``strands_voice.session.driver.TTSSession``,
+``strands_voice.session.events.AudioChunk``); ``strands_voice`` itself exports ``TTSSession``.
 """
 
-from strands_voice.session.driver import DEFAULT_RETRY, TTSSession
-from strands_voice.session.events import (
-    AudioChunk,
-    RequestCancelled,
-    RequestCompleted,
-    RequestFailed,
-    RequestRestarted,
-    RequestStarted,
-    SessionEvent,
-    WordsReceived,
-)
-
-__all__ = [
-    "DEFAULT_RETRY",
-    "AudioChunk",
-    "RequestCancelled",
-    "RequestCompleted",
-    "RequestFailed",
-    "RequestRestarted",
-    "RequestStarted",
-    "SessionEvent",
-    "TTSSession",
-    "WordsReceived",
-]
+__all__: list[str] = []

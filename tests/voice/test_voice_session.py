@@ -21,7 +21,8 @@ from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
 
 from strands_voice.retry import NO_RETRY, RetryPolicy
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
@@ -29,7 +30,6 @@ from strands_voice.session import (
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
 )
 from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport
