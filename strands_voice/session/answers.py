@@ -2,7 +2,7 @@
 
 Answers come strictly in the order requests were sent. Audio of a request resumed with ``skip_samples``
 goes through its :class:`~strands_voice.seam.Seam`; an endpoint that does not echo ``skip_samples``
-answered from sample 0, so the request is replayed whole after a :class:`RequestRestarted`.
+answered from sample 0, so the request is replayed whole after a ``RequestRestarted``.
 """
 
 from __future__ import annotations
@@ -21,16 +21,7 @@ from strands_voice_protocol.frames import (
 )
 
 from strands_voice.seam import keep_tail
-from strands_voice.session.events import (
-    AudioChunk,
-    RequestCancelled,
-    RequestCompleted,
-    RequestFailed,
-    RequestRestarted,
-    RequestStarted,
-    SessionEvent,
-    WordsReceived,
-)
+from strands_voice.session import events as session_events
 from strands_voice.session.requests import OwedRequest, RequestBook
 
 __all__ = ["Answer", "read_answer"]
@@ -42,7 +33,7 @@ logger = logging.getLogger(__name__)
 class Answer:
     """What one frame did: the events to give, whether a request finished, a request answered ``busy``."""
 
-    events: list[SessionEvent] = field(default_factory=list)
+    events: list[session_events.SessionEvent] = field(default_factory=list)
     finished: bool = False
     busy: OwedRequest | None = None
 
@@ -68,7 +59,7 @@ def read_answer(book: RequestBook, frame: str | bytes, *, retry_busy: bool) -> A
         return _completed(book, message)
     if isinstance(message, SynthesisCancelled):
         request = book.end(message.request_id)
-        return Answer([] if request is None else [RequestCancelled(request.request_id)])
+        return Answer([] if request is None else [session_events.RequestCancelled(request.request_id)])
     if isinstance(message, WordTimestamps):
         return Answer(_words(book, message))
     assert isinstance(message, ErrorFrame)
@@ -82,7 +73,7 @@ def read_answer(book: RequestBook, frame: str | bytes, *, retry_busy: bool) -> A
         return Answer(busy=request)
     book.end(message.request_id)
     logger.debug("request_id=<%s>, code=<%s> | request failed", request.request_id, message.code)
-    return Answer([RequestFailed(request.request_id, message.code, message.message)])
+    return Answer([session_events.RequestFailed(request.request_id, message.code, message.message)])
 
 
 def _completed(book: RequestBook, message: SynthesisComplete) -> Answer:
@@ -90,19 +81,21 @@ def _completed(book: RequestBook, message: SynthesisComplete) -> Answer:
     if request is None:
         return Answer()
     if request.cancelled:
-        return Answer([RequestCancelled(request.request_id)], finished=True)
+        return Answer([session_events.RequestCancelled(request.request_id)], finished=True)
     logger.debug("request_id=<%s> | audio complete", request.request_id)
     if request.resumed:  # the endpoint counted what it sent on the last connection only
         duration = request.delivered / (2 * request.sample_rate)
-        completed = RequestCompleted(request.request_id, request.delivered, duration, message.elapsed_s)
+        completed = session_events.RequestCompleted(
+            request.request_id, request.delivered, duration, message.elapsed_s
+        )
     else:
-        completed = RequestCompleted(
+        completed = session_events.RequestCompleted(
             request.request_id, message.audio_bytes, message.total_duration_s, message.elapsed_s
         )
     return Answer([completed], finished=True)
 
 
-def _audio(book: RequestBook, data: bytes) -> list[SessionEvent]:
+def _audio(book: RequestBook, data: bytes) -> list[session_events.SessionEvent]:
     request = book.current
     if request is None or request.cancelled or not data:
         return []  # outside a request, or a cancelled (or replaced) one: dropped
@@ -114,10 +107,10 @@ def _audio(book: RequestBook, data: bytes) -> list[SessionEvent]:
             return []
     request.delivered += len(data)
     request.tail = keep_tail(request.tail, data)
-    return [AudioChunk(request.request_id, data)]
+    return [session_events.AudioChunk(request.request_id, data)]
 
 
-def _started(book: RequestBook, message: SynthesisStart) -> list[SessionEvent]:
+def _started(book: RequestBook, message: SynthesisStart) -> list[session_events.SessionEvent]:
     request = book.by_wire.get(message.request_id)
     book.current = request
     if request is None:
@@ -126,14 +119,14 @@ def _started(book: RequestBook, message: SynthesisStart) -> list[SessionEvent]:
     request.answered = True
     if request.cancelled:
         return []
-    events: list[SessionEvent] = []
+    events: list[session_events.SessionEvent] = []
     if request.seam is not None:
         if message.skip_samples == request.seam.skip_samples:
             request.resumed = True
             logger.debug("request_id=<%s> | resumed at a sample", request.request_id)
             return []  # the listener already has this request's start; its audio continues
         # An endpoint that does not know skip_samples answers from sample 0: replay it whole.
-        events.append(RequestRestarted(request.request_id, request.delivered))
+        events.append(session_events.RequestRestarted(request.request_id, request.delivered))
         logger.debug(
             "request_id=<%s>, dropped_bytes=<%d> | no skip_samples echo; replaying whole",
             request.request_id,
@@ -146,11 +139,15 @@ def _started(book: RequestBook, message: SynthesisStart) -> list[SessionEvent]:
         request.words_until = 0
     request.started = True
     request.sample_rate = message.sample_rate
-    events.append(RequestStarted(request.request_id, message.format, message.sample_rate, message.channels))
+    events.append(
+        session_events.RequestStarted(
+            request.request_id, message.format, message.sample_rate, message.channels
+        )
+    )
     return events
 
 
-def _words(book: RequestBook, message: WordTimestamps) -> list[SessionEvent]:
+def _words(book: RequestBook, message: WordTimestamps) -> list[session_events.SessionEvent]:
     request = book.by_wire.get(message.request_id)
     if request is None or request.cancelled:
         return []  # cancelled (or unknown) request
@@ -161,10 +158,10 @@ def _words(book: RequestBook, message: WordTimestamps) -> list[SessionEvent]:
     if not words:
         return []
     request.words_until = max(request.words_until, *(word.char_end for word in words))
-    return [WordsReceived(request.request_id, words)]
+    return [session_events.WordsReceived(request.request_id, words)]
 
 
-def _error_without_id(book: RequestBook, message: ErrorFrame) -> list[SessionEvent]:
+def _error_without_id(book: RequestBook, message: ErrorFrame) -> list[session_events.SessionEvent]:
     """An ``error`` naming no request: the answer to a frame the endpoint could not read.
 
     Answers come strictly in order, and the session sends only well-formed control frames, so the
@@ -177,9 +174,9 @@ def _error_without_id(book: RequestBook, message: ErrorFrame) -> list[SessionEve
     request = book.first_unanswered()
     if request is None:
         logger.debug("code=<%s> | endpoint error without a request", message.code)
-        return [RequestFailed(None, message.code, message.message)]
+        return [session_events.RequestFailed(None, message.code, message.message)]
     book.forget(request)
     logger.debug("request_id=<%s>, code=<%s> | unreadable request failed", request.request_id, message.code)
     if request.cancelled:
-        return [RequestCancelled(request.request_id)]
-    return [RequestFailed(request.request_id, message.code, message.message)]
+        return [session_events.RequestCancelled(request.request_id)]
+    return [session_events.RequestFailed(request.request_id, message.code, message.message)]
