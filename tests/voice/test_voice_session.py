@@ -800,6 +800,26 @@ def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None
     run(main())
 
 
+def test_a_wakeup_is_not_the_silence_timer_running_out() -> None:
+    """Requests sent while the iterator waits wake it; the silence timer (owed audio) keeps its time."""
+
+    async def main() -> None:
+        async with scripted_server([answers([b"\x01" * 48], [b"\x02" * 48])]) as (url, _received):
+            session = TTSSession(WebSocketTransport(url), silence_timeout=5.0)
+            await session.open()
+            receiver = asyncio.create_task(collect(session))
+            first = await session.synthesize("One.")
+            await asyncio.sleep(0.1)  # the iterator now waits, with the silence timer set
+            second = await session.synthesize("Two.")  # wakes it; the server answers only now
+            await session.finish()
+            events = await receiver
+            await session.close()
+        completed = [e.request_id for e in events if isinstance(e, RequestCompleted)]
+        assert completed == [first, second]
+
+    run(main())
+
+
 class FlakyEndpoint:
     """An in-memory Leg 1 endpoint (a FrameTransport) whose n-th connection drops after ``drops[n]``
     frames; connections past the plan never drop. Answers in order, each text with its own audio."""
