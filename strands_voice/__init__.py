@@ -3,7 +3,7 @@
 The public API, on one screen. Add :class:`VoiceCallbackHandler` (or :class:`VoicePlugin`) to an agent
 and it speaks each sentence over one persistent TTS session while the model is still writing the next.
 Everything else stays importable from the module that owns it (for example
-``strands_voice.session.RequestCompleted`` or ``strands_voice_protocol.frames.Synthesize``).
+``strands_voice.session.events.RequestCompleted`` or ``strands_voice_protocol.frames.Synthesize``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from strands_voice.plugin import VoicePlugin
 from strands_voice.retry import RetryPolicy
 from strands_voice.run import run_voice
 from strands_voice.sagemaker import SageMakerTransport
-from strands_voice.session import TTSSession
+from strands_voice.session.driver import TTSSession
 from strands_voice.transport import FrameTransport
 from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from strands_voice_protocol.errors import ConfigurationError, TTSError
 
-__all__ = ["NO_RETRY", "RetryPolicy", "is_retryable"]
+__all__ = ["NO_RETRY", "Backoff", "RetryPolicy", "is_retryable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,9 +36,9 @@ class RetryPolicy:
             with ``r`` in [0, 1), so sessions dropped together do not all come back at once.
         deadline_s: The longest one outage may last, from its first failure to the attempt that would
             start past it; 0 turns retrying off.
-        clock: Seconds, monotonic (injectable for tests).
+        clock: Seconds, monotonic: the session's one clock, read by its driver (injectable for tests).
         sleep: Waits the given seconds (injectable for tests).
-        random: Returns a float in [0, 1) (injectable for tests).
+        random: Returns a float in [0, 1) (injectable, so tests draw the jitter deterministically).
     """
 
     initial_delay_s: float = 0.25
@@ -94,9 +94,13 @@ class Backoff:
         """True while an outage is being retried."""
         return self.started_at is not None
 
-    def next_delay(self, cause: TTSError) -> float | None:
-        """The delay before the next attempt, or None when the deadline leaves no room for one."""
-        now = self.policy.clock()
+    def next_delay(self, cause: TTSError, now: float) -> float | None:
+        """The delay before the next attempt, or None when the deadline leaves no room for one.
+
+        Args:
+            cause: What failed (kept from the outage's first failure).
+            now: The time on the session's clock (the policy's ``clock``), passed in: no clock is read here.
+        """
         if self.started_at is None:
             self.started_at = now
             self.cause = cause
@@ -108,12 +112,6 @@ class Backoff:
             return None
         self.attempts += 1
         return delay
-
-    def remaining(self) -> float:
-        """Seconds left before the deadline (the whole deadline when no outage is active)."""
-        if self.started_at is None:
-            return self.policy.deadline_s
-        return max(self.started_at + self.policy.deadline_s - self.policy.clock(), 0.0)
 
     def reset(self) -> None:
         """The outage is over (something succeeded after it)."""

@@ -1,6 +1,6 @@
 """The speaking core of a voice response: one TTS session turned into Leg 3 audio events.
 
-:class:`Speaker` sends text chunks over one :class:`~strands_voice.session.TTSSession` the moment they
+:class:`Speaker` sends text chunks over one :class:`~strands_voice.session.driver.TTSSession` the moment they
 are given (without waiting for earlier audio) and turns the session's audio into ``audio_start``,
 ``audio_chunk``, ``sentence_complete`` and ``error`` events. It is the part of
 :class:`strands_voice.handler.VoiceCallbackHandler`'s per-response pipeline (:mod:`strands_voice.response`)
@@ -24,7 +24,8 @@ from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 
 from strands_voice.options import ResponseSettings, VoiceOptions
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
@@ -32,7 +33,6 @@ from strands_voice.session import (
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
     WordsReceived,
 )
 

@@ -16,7 +16,8 @@ import numpy as np
 from endpoint_process import EndpointProcess
 
 from strands_voice.retry import RetryPolicy
-from strands_voice.session import AudioChunk, RequestCompleted, RequestRestarted, SessionEvent, TTSSession
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import AudioChunk, RequestCompleted, RequestRestarted, SessionEvent
 from strands_voice.transport import FrameTransport
 
 #: One long sentence: several engine segments, so a kill at the first audio lands mid-sentence.

@@ -3,7 +3,7 @@
 On AWS the agent reaches the Kokoro container through SageMaker's bidirectional stream, an HTTP/2
 event stream (``application/vnd.amazon.eventstream``) that boto3 does not implement. This module drives
 it with ``aws-sdk-sagemaker-runtime-http2`` over the awscrt HTTP/2 client and presents it as a
-:class:`~strands_voice.transport.FrameTransport`, so :class:`~strands_voice.session.TTSSession` and
+:class:`~strands_voice.transport.FrameTransport`, so :class:`~strands_voice.session.driver.TTSSession` and
 everything above it run unchanged against a deployed endpoint.
 
 Mapping (PROTOCOL.md, Leg 2):
@@ -18,12 +18,12 @@ Mapping (PROTOCOL.md, Leg 2):
   :class:`~strands_voice_protocol.errors.SageMakerStreamError` carrying SageMaker's error code.
 
 This module is the I/O (connect, send, the reader task, close); the rules themselves are pure functions
-in :mod:`strands_voice.sagemaker.framing`, and the SDK's lazy import and adapters are in
+in :mod:`strands_voice.sagemaker.framing`, the region, credentials and service endpoint are found by
+:mod:`strands_voice.sagemaker.aws`, and the SDK's lazy import and adapters are in
 :mod:`strands_voice.sagemaker.sdk`.
 
-Credentials come from the standard AWS chain, the same one boto3 uses (environment, profiles, SSO,
-container and instance roles), and are resolved before any call to SageMaker. The SDK is imported
-lazily: without it, :class:`~strands_voice_protocol.errors.MissingDependencyError` says what to install.
+The SDK is imported lazily: without it, :class:`~strands_voice_protocol.errors.MissingDependencyError`
+says what to install.
 
 Example:
     ```python
@@ -37,10 +37,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
-import os
-from typing import Any, Final, NoReturn
+from typing import Any, NoReturn
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import (
@@ -49,31 +47,22 @@ from strands_voice_protocol.errors import (
     TTSTimeoutError,
 )
 
+from strands_voice.sagemaker.aws import resolve_credentials, resolve_endpoint_uri, resolve_region
 from strands_voice.sagemaker.framing import (
     COMPLETE,
     UTF8,
-    PartAssembler,
+    SageMakerTarget,
     check_endpoint_name,
-    default_endpoint_uri,
     parse_sagemaker_url,
     stream_error,
 )
-from strands_voice.sagemaker.sdk import SDK, BotocoreCredentials, TrackedHTTPClient, load_sdk
+from strands_voice.sagemaker.reader import EndOfStream, read_stream
+from strands_voice.sagemaker.sdk import TrackedHTTPClient, load_sdk
 from strands_voice.transport import Frame
 
 __all__ = ["SageMakerTransport"]
 
 logger = logging.getLogger(__name__)
-
-# Where the service endpoint may be overridden by environment (the SDK's own service id).
-_ENDPOINT_ENV: Final = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"
-
-
-class _EndOfStream:
-    """Queue marker: the endpoint closed the stream normally."""
-
-
-_EOF: Final = _EndOfStream()
 
 
 class SageMakerTransport:
@@ -112,10 +101,10 @@ class SageMakerTransport:
         close_timeout: float = 5.0,
         http_client: Any = None,
     ) -> None:
-        self.endpoint_name = check_endpoint_name(endpoint_name)
-        self.region = region
-        self.target_variant = target_variant
-        self.endpoint_uri = endpoint_uri
+        #: The endpoint, and where and which variant (None: from the environment / SageMaker's choice).
+        self.target = SageMakerTarget(
+            check_endpoint_name(endpoint_name), region, target_variant, endpoint_uri
+        )
         self.connect_timeout = connect_timeout
         self.silence_timeout = silence_timeout
         self.send_timeout = send_timeout
@@ -126,8 +115,8 @@ class SageMakerTransport:
         self._stream: Any = None
         self._receiver: Any = None
         self._models: Any = None
-        self._frames: asyncio.Queue[Frame | _EndOfStream | TTSError] = asyncio.Queue()
-        self._terminal: _EndOfStream | TTSError | None = None
+        self._frames: asyncio.Queue[Frame | EndOfStream | TTSError] = asyncio.Queue()
+        self._terminal: EndOfStream | TTSError | None = None
         self._reader: asyncio.Task[None] | None = None
         self._send_lock = asyncio.Lock()
         self._send_broken = False
@@ -155,47 +144,6 @@ class SageMakerTransport:
         kwargs.update(options)
         return cls(target.endpoint_name, **kwargs)
 
-    # -- configuration -------------------------------------------------------------------------------
-
-    def _resolve_region(self) -> str:
-        region = self.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        if not region:
-            with contextlib.suppress(Exception):
-                region = importlib.import_module("botocore.session").Session().get_config_variable("region")
-        if not region:
-            raise TTSConnectionError(
-                "connection_failed",
-                "No AWS region for the SageMaker endpoint: add ?region=<region> to the sagemaker:// URL "
-                "or set AWS_REGION.",
-            )
-        return str(region)
-
-    async def _resolve_credentials(self, sdk: SDK) -> Any:
-        """Find credentials before any call to SageMaker; None leaves it to the SDK's own chain."""
-        try:
-            botocore_session = importlib.import_module("botocore.session")
-        except ImportError:
-            return None
-        try:
-            credentials = await asyncio.to_thread(botocore_session.Session().get_credentials)
-        except Exception as exc:
-            logger.debug("credential lookup failed", exc_info=True)
-            raise TTSConnectionError(
-                "connection_failed",
-                f"AWS credentials could not be loaded ({type(exc).__name__}); check AWS_PROFILE and the "
-                "AWS config files.",
-            ) from None
-        if credentials is None:
-            raise TTSConnectionError(
-                "connection_failed",
-                "No AWS credentials found for the SageMaker endpoint: set AWS_ACCESS_KEY_ID and "
-                "AWS_SECRET_ACCESS_KEY, choose a profile with AWS_PROFILE, or run with an IAM role.",
-            )
-        return BotocoreCredentials(credentials, sdk.identity_cls)
-
-    def _resolve_endpoint_uri(self, region: str) -> str:
-        return self.endpoint_uri or os.environ.get(_ENDPOINT_ENV) or default_endpoint_uri(region)
-
     # -- FrameTransport ------------------------------------------------------------------------------
 
     async def connect(self) -> None:
@@ -216,9 +164,9 @@ class SageMakerTransport:
             await self.close()  # the old stream has ended: a new one replaces it
         self._reset()
         sdk = load_sdk()
-        region = self._resolve_region()
-        credentials = await self._resolve_credentials(sdk)
-        endpoint_uri = self._resolve_endpoint_uri(region)
+        region = resolve_region(self.target.region)
+        credentials = await resolve_credentials(sdk)
+        endpoint_uri = resolve_endpoint_uri(self.target.endpoint_uri, region)
         inner = self._http_client_option if self._http_client_option is not None else sdk.crt_client_cls()
         self._http = TrackedHTTPClient(inner)
         overrides: dict[str, Any] = {"region": region, "endpoint_uri": endpoint_uri, "transport": self._http}
@@ -226,7 +174,7 @@ class SageMakerTransport:
             overrides["aws_credentials_identity_resolver"] = credentials
         self._models = sdk.models
         request = sdk.models.InvokeEndpointWithBidirectionalStreamInput(
-            endpoint_name=self.endpoint_name, target_variant=self.target_variant
+            endpoint_name=self.target.endpoint_name, target_variant=self.target.target_variant
         )
         try:
             async with asyncio.timeout(self.connect_timeout):
@@ -255,10 +203,11 @@ class SageMakerTransport:
             ) from None
         self.invoked_variant = getattr(output, "invoked_production_variant", None)
         self._connected = True
-        self._reader = asyncio.create_task(self._read_loop(), name=f"sagemaker-reader-{self.endpoint_name}")
+        reading = read_stream(self._models, self._receiver, self._http, self._frames)
+        self._reader = asyncio.create_task(reading, name=f"sagemaker-reader-{self.target.endpoint_name}")
         logger.debug(
             "endpoint=<%s>, region=<%s>, variant=<%s> | sagemaker stream open",
-            self.endpoint_name,
+            self.target.endpoint_name,
             region,
             self.invoked_variant,
         )
@@ -333,7 +282,7 @@ class SageMakerTransport:
             raise TTSTimeoutError(
                 "silence_timeout", f"nothing arrived from SageMaker within {self.silence_timeout} s"
             ) from None
-        if isinstance(item, _EndOfStream | TTSError):
+        if isinstance(item, EndOfStream | TTSError):
             self._raise_terminal(item)
         return item
 
@@ -357,7 +306,7 @@ class SageMakerTransport:
         await self._abort()
         if self._terminal is None:
             self._terminal = TTSConnectionError("connection_lost", "the SageMaker transport is closed")
-        logger.debug("endpoint=<%s> | sagemaker stream closed", self.endpoint_name)
+        logger.debug("endpoint=<%s> | sagemaker stream closed", self.target.endpoint_name)
 
     # -- internals -----------------------------------------------------------------------------------
 
@@ -370,52 +319,11 @@ class SageMakerTransport:
         self._closed = False
         self.invoked_variant = None
 
-    def _raise_terminal(self, item: _EndOfStream | TTSError) -> NoReturn:
+    def _raise_terminal(self, item: EndOfStream | TTSError) -> NoReturn:
         self._terminal = item
-        if isinstance(item, _EndOfStream):
+        if isinstance(item, EndOfStream):
             raise EOFError("the SageMaker stream ended")
         raise item
-
-    async def _read_loop(self) -> None:
-        """Pump response events into the frame queue; always ends with EOF or an error item."""
-        models, receiver = self._models, self._receiver
-        assembler = PartAssembler()
-        terminal: _EndOfStream | TTSError
-        try:
-            while True:
-                event = await receiver.receive()
-                if event is None:
-                    if self._http is not None and self._http.response_failed():
-                        terminal = TTSConnectionError(
-                            "connection_lost", "the SageMaker stream dropped", retryable=True
-                        )
-                    else:
-                        terminal = _EOF
-                    break
-                if isinstance(event, models.ResponseStreamEventPayloadPart):
-                    part = event.value
-                    frame = assembler.feed(part.bytes_ or b"", part.data_type, part.completion_state)
-                    if frame is not None:
-                        self._frames.put_nowait(frame)
-                else:
-                    logger.debug("event=<%s> | unknown sagemaker event ignored", type(event).__name__)
-        except asyncio.CancelledError:
-            self._frames.put_nowait(
-                TTSConnectionError("connection_lost", "the SageMaker transport is closed")
-            )
-            raise
-        except (models.ModelStreamError, models.InternalStreamFailure) as exc:
-            terminal = stream_error(exc, during="during the stream", opening=False)
-        except Exception as exc:
-            call_error = load_sdk().call_error
-            if isinstance(exc, call_error):
-                terminal = stream_error(exc, during="during the stream", opening=False)
-            else:
-                logger.debug("sagemaker stream read failed", exc_info=True)
-                terminal = TTSConnectionError(
-                    "connection_lost", "the SageMaker stream dropped", retryable=True
-                )
-        self._frames.put_nowait(terminal)
 
     async def _abort(self) -> None:
         """Stop the reader and release the stream, client and connection; bounded, never raises."""

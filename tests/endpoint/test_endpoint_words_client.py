@@ -19,7 +19,8 @@ from strands_voice_protocol.frames import (
     encode_server_message,
 )
 
-from strands_voice.session import AudioChunk, RequestCompleted, TTSSession, WordsReceived
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import AudioChunk, RequestCompleted, WordsReceived
 from strands_voice.websocket import WebSocketTransport
 
 WORDS = (WordTiming("e.g.", 0.35, 0.9, 10, 14), WordTiming("$1.5M", 1.0, 2.25, 15, 20))

@@ -74,7 +74,7 @@ def test_reliability_faults_endpoint_killed_mid_answer_and_restarted_speech_resu
 ) -> None:
     from kokoro_endpoint.runner import running_server
 
-    import strands_voice.session as session_module
+    import strands_voice.session.driver as session_module
     from strands_voice.retry import RetryPolicy
 
     # A restarted container loads its model before it answers; on this shared 2-core machine that can
@@ -117,7 +117,7 @@ def test_reliability_faults_endpoint_stopped_for_good_text_completes_one_error(
 ) -> None:
     from kokoro_endpoint.runner import running_server
 
-    import strands_voice.session as session_module
+    import strands_voice.session.driver as session_module
     from strands_voice.retry import RetryPolicy
 
     deadline_s = 10.0  # the default is 60 s; shorter here only to keep the suite short

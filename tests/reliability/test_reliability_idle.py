@@ -15,7 +15,8 @@ from reliability_support import ToneEngine, synthesize_frame
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from strands_voice.session import AudioChunk, RequestCompleted, RequestFailed, SessionEvent, TTSSession
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import AudioChunk, RequestCompleted, RequestFailed, SessionEvent
 from strands_voice.websocket import WebSocketTransport
 
 IDLE_S = 2.0

@@ -31,7 +31,8 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from strands_voice.retry import NO_RETRY
 from strands_voice.sagemaker import SageMakerTransport
-from strands_voice.session import AudioChunk, RequestCompleted, RequestRestarted, RequestStarted, TTSSession
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import AudioChunk, RequestCompleted, RequestRestarted, RequestStarted
 from strands_voice.transport import FrameTransport
 from strands_voice.websocket import WebSocketTransport
 

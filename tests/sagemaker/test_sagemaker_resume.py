@@ -18,13 +18,13 @@ from fake_sagemaker_runtime import FakeStream, InProcessSageMaker, encode_except
 from strands_voice_protocol.errors import SageMakerStreamError
 
 from strands_voice.sagemaker import SageMakerTransport
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCompleted,
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
 )
 
 

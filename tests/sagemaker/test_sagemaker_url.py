@@ -18,22 +18,26 @@ def test_sagemaker_url_with_every_option() -> None:
         "sagemaker://kokoro-tts?region=eu-central-1&variant=blue&endpoint_url=https://localhost:8443",
         connect_timeout=3.0,
     )
-    assert transport.endpoint_name == "kokoro-tts"
-    assert transport.region == "eu-central-1"
-    assert transport.target_variant == "blue"
-    assert transport.endpoint_uri == "https://localhost:8443"
+    assert transport.target.endpoint_name == "kokoro-tts"
+    assert transport.target.region == "eu-central-1"
+    assert transport.target.target_variant == "blue"
+    assert transport.target.endpoint_uri == "https://localhost:8443"
     assert transport.connect_timeout == 3.0
 
 
 def test_sagemaker_url_minimal_leaves_region_to_the_environment() -> None:
     transport = SageMakerTransport.from_url("sagemaker://kokoro-tts")
-    assert (transport.region, transport.target_variant, transport.endpoint_uri) == (None, None, None)
+    assert (transport.target.region, transport.target.target_variant, transport.target.endpoint_uri) == (
+        None,
+        None,
+        None,
+    )
 
 
 def test_sagemaker_url_through_transport_from_url() -> None:
     transport = transport_from_url("sagemaker://kokoro-tts?region=us-west-2")
     assert isinstance(transport, SageMakerTransport)
-    assert transport.region == "us-west-2"
+    assert transport.target.region == "us-west-2"
 
 
 @pytest.mark.parametrize(

@@ -22,14 +22,14 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from strands_voice.retry import RetryPolicy
 from strands_voice.seam import OVERLAP_SAMPLES, Seam, keep_tail
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCompleted,
     RequestFailed,
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
     WordsReceived,
 )
 from strands_voice.websocket import NON_TRANSIENT_CLOSE_CODES, WebSocketTransport

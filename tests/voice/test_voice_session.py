@@ -21,7 +21,8 @@ from websockets.sync.server import ServerConnection as SyncServerConnection
 from websockets.sync.server import serve as sync_serve
 
 from strands_voice.retry import NO_RETRY, RetryPolicy
-from strands_voice.session import (
+from strands_voice.session.driver import TTSSession
+from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
@@ -29,7 +30,6 @@ from strands_voice.session import (
     RequestRestarted,
     RequestStarted,
     SessionEvent,
-    TTSSession,
 )
 from strands_voice.transport_url import transport_from_url
 from strands_voice.websocket import WebSocketTransport
@@ -796,6 +796,26 @@ def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None
             await session.close()
         assert events[-1] == RequestCompleted(rid, 48, 0.001, 0.01)
         assert wire(received[1]) == [("synthesize", rid), ("close", None)]
+
+    run(main())
+
+
+def test_a_wakeup_is_not_the_silence_timer_running_out() -> None:
+    """Requests sent while the iterator waits wake it; the silence timer (owed audio) keeps its time."""
+
+    async def main() -> None:
+        async with scripted_server([answers([b"\x01" * 48], [b"\x02" * 48])]) as (url, _received):
+            session = TTSSession(WebSocketTransport(url), silence_timeout=5.0)
+            await session.open()
+            receiver = asyncio.create_task(collect(session))
+            first = await session.synthesize("One.")
+            await asyncio.sleep(0.1)  # the iterator now waits, with the silence timer set
+            second = await session.synthesize("Two.")  # wakes it; the server answers only now
+            await session.finish()
+            events = await receiver
+            await session.close()
+        completed = [e.request_id for e in events if isinstance(e, RequestCompleted)]
+        assert completed == [first, second]
 
     run(main())
 
