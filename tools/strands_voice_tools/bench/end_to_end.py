@@ -160,7 +160,7 @@ def _floor_figures(runs: _Runs, engine_median: float | None) -> dict[str, Any]:
     """Bidi's time to first audio and first heard sound against the floor, trial by trial.
 
     The floor of each bidi trial: the moment its first chunk's text was complete plus the engine's own
-    time for that chunk IN THAT TRIAL (recorded by TimedEngine, under the trial's CPU load). The same sum
+    time for that chunk IN THAT TRIAL (recorded by RecordingEngine, under the trial's CPU load). The same sum
     with the idle engine time is reported too: it mixes in how much the shared CPU slowed the engine.
     """
     overhead: list[float] = []
