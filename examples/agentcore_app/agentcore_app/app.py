@@ -164,7 +164,7 @@ def create_app(
             if session_id is not None:
                 validate_session_id(session_id)
             if isinstance(payload, dict) and payload.get("action") == "interrupt":
-                return interrupt_session(session_id, payload.get("request_id"))
+                return _interrupt(conversations, session_id, payload.get("request_id"))
             request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
         except PayloadError as error:  # InvalidSessionIdError too
             return JSONResponse(error_event("invalid_request", error.message), status_code=400)
@@ -184,18 +184,24 @@ def create_app(
         # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
         return StoppingStreamingResponse(sse_frames(answer), on_disconnect=voice.interrupt)
 
-    def interrupt_session(session_id: str | None, request_id: Any) -> Response:
-        """``{"action": "interrupt", "request_id"?}``: barge in on the session's answer (the Stop button)."""
-        if session_id is None:
-            message = "interrupt needs the X-Amzn-Bedrock-AgentCore-Runtime-Session-Id header"
-            return JSONResponse(error_event("invalid_request", message), status_code=400)
-        if request_id is not None and not isinstance(request_id, str):
-            return JSONResponse(error_event("invalid_request", "'request_id' must be a string"), 400)
-        interrupted = conversations.interrupt(session_id, request_id)
-        logger.debug("session_id=<%s>, interrupted=<%s> | interrupt action", session_id, interrupted)
-        return JSONResponse({"type": "interrupt_result", "interrupted": interrupted})
+    _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
+    return app
 
-    pages = Path(static_dir) if static_dir is not None else STATIC_DIR
+
+def _interrupt(conversations: Conversations, session_id: str | None, request_id: Any) -> Response:
+    """``{"action": "interrupt", "request_id"?}``: barge in on the session's answer (the Stop button)."""
+    if session_id is None:
+        message = "interrupt needs the X-Amzn-Bedrock-AgentCore-Runtime-Session-Id header"
+        return JSONResponse(error_event("invalid_request", message), status_code=400)
+    if request_id is not None and not isinstance(request_id, str):
+        return JSONResponse(error_event("invalid_request", "'request_id' must be a string"), 400)
+    interrupted = conversations.interrupt(session_id, request_id)
+    logger.debug("session_id=<%s>, interrupted=<%s> | interrupt action", session_id, interrupted)
+    return JSONResponse({"type": "interrupt_result", "interrupted": interrupted})
+
+
+def _add_pages(app: BedrockAgentCoreApp, pages: Path) -> None:
+    """``GET /`` (the browser page, or 404 when none is installed) and ``/static`` from ``pages``."""
 
     async def index(_request: Request) -> Response:
         page = pages / "index.html"
@@ -206,4 +212,3 @@ def create_app(
     app.router.routes.append(Route("/", index, methods=["GET"]))
     if pages.is_dir():
         app.router.routes.append(Mount("/static", app=StaticFiles(directory=pages), name="static"))
-    return app
