@@ -13,24 +13,11 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .aws import AwsTarget, CredentialsError, resolve_target, stack_exists
-from .cli_common import (
-    EXIT_USAGE,
-    CliError,
-    add_aws_options,
-    add_output_options,
-    add_version_option,
-    configure_logging,
-    default_outdir,
-    print_json,
-    print_node_hint,
-    run_toolkit,
-)
+from . import cli_common as cli
 from .config import (
     AGENT_RUNTIME_NAME,
     CONVERSATION_STORES,
@@ -39,7 +26,7 @@ from .config import (
     InfraConfig,
 )
 from .models import MODELS, UnknownModelError, get_model
-from .stack_names import AGENT_STACKS, CDK_TOOLKIT
+from .stack_names import AGENT_STACKS
 
 __all__ = ["build_parser", "main"]
 
@@ -53,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Deploy the strands-voice agent on Bedrock AgentCore."
     )
-    add_version_option(parser)
+    cli.add_version_option(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logs on stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -78,14 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
             choices=CONVERSATION_STORES,
             help="where the agent keeps conversations (default: s3; see docs/infrastructure.md)",
         )
-        add_output_options(sub, "agent")
+        cli.add_output_options(sub, "agent")
         if name != "synth":
-            add_aws_options(sub)
+            cli.add_aws_options(sub)
 
     status = commands.add_parser("status", help="describe the deployed runtime and its TTS endpoint")
     status.add_argument("--speech-model", default="kokoro-82m", help="the TTS model whose endpoint to check")
     status.add_argument("--json", action="store_true", help="print JSON")
-    add_aws_options(status)
+    cli.add_aws_options(status)
 
     demo = commands.add_parser(
         "demo",
@@ -103,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--voice", help="voice name (default: the app's)")
     demo.add_argument("--timeout", type=float, default=120.0, help="seconds to wait on a local app")
     demo.add_argument("--json", action="store_true", help="print the runs as JSON")
-    add_aws_options(demo)
+    cli.add_aws_options(demo)
     return parser
 
 
@@ -111,7 +98,7 @@ def _config(args: argparse.Namespace) -> InfraConfig:
     try:
         spec = get_model(args.speech_model)
     except UnknownModelError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
+        raise cli.CliError(str(exc), cli.EXIT_USAGE) from None
     try:
         return InfraConfig(speech_model=spec).with_overrides(
             bedrock_model_id=getattr(args, "bedrock_model_id", None),
@@ -119,35 +106,14 @@ def _config(args: argparse.Namespace) -> InfraConfig:
             repo_root=getattr(args, "repo_root", None),
         )
     except ConfigError as exc:
-        raise CliError(str(exc), EXIT_USAGE) from None
-
-
-def _target(args: argparse.Namespace) -> AwsTarget:
-    try:
-        return resolve_target(args.profile, args.region)
-    except CredentialsError as exc:
-        raise CliError(str(exc)) from None
-
-
-def _synth(config: InfraConfig, out: Path | None, stdout: TextIO) -> Path:
-    from .toolkit import SynthError, synth
-
-    try:
-        result = synth(config, out or default_outdir("agent"), speech=False, agent=True)
-    except SynthError as exc:
-        raise CliError(str(exc)) from None
-    for name, template in result.templates.items():
-        print(f"{name}: {template}", file=stdout)
-    print(f"synthesized {len(result.templates)} stacks in {result.seconds:.1f} s", file=stdout)
-    return result.assembly_dir
+        raise cli.CliError(str(exc), cli.EXIT_USAGE) from None
 
 
 def _deploy(args: argparse.Namespace, stdout: TextIO) -> int:
     from .status import describe_endpoint
-    from .toolkit import bootstrap_command, deploy_command
 
     config = _config(args)
-    target = _target(args)
+    target = cli.target_from_args(args)
     where = f"account {target.account}, region {target.region}"
     print(f"deploying the voice agent ({config.bedrock_model_id}) to {where}", file=stdout)
     try:
@@ -164,22 +130,8 @@ def _deploy(args: argparse.Namespace, stdout: TextIO) -> int:
             f"'speech-infra deploy {config.speech_model.name}' is done",
             file=stdout,
         )
-    assembly = _synth(config, args.out, stdout)
-    if not stack_exists(target, CDK_TOOLKIT):
-        print(
-            f"bootstrapping the CDK in aws://{target.account}/{target.region} (once per account and region)",
-            file=stdout,
-        )
-        code = run_toolkit(
-            bootstrap_command(assembly, target.account, target.region, profile=target.profile),
-            region=target.region,
-            out=stdout,
-        )
-        if code != 0:
-            return code
-    code = run_toolkit(
-        deploy_command(assembly, AGENT_STACKS, profile=target.profile), region=target.region, out=stdout
-    )
+    assembly = cli.synth_stacks(config, args.out, "agent", stdout)
+    code = cli.deploy_stacks(target, assembly, AGENT_STACKS, stdout)
     if code == 0:
         print(
             f"runtime {config.agent_runtime_name} deployed; try: {PROG} demo --prompt 'Hello there'",
@@ -192,10 +144,10 @@ def _destroy(args: argparse.Namespace, stdout: TextIO) -> int:
     from .toolkit import destroy_command
 
     config = _config(args)
-    target = _target(args)
-    assembly = _synth(config, args.out, stdout)
+    target = cli.target_from_args(args)
+    assembly = cli.synth_stacks(config, args.out, "agent", stdout)
     stacks = list(reversed(AGENT_STACKS))
-    return run_toolkit(
+    return cli.run_toolkit(
         destroy_command(assembly, stacks, profile=target.profile), region=target.region, out=stdout
     )
 
@@ -204,11 +156,11 @@ def _status(args: argparse.Namespace, stdout: TextIO) -> int:
     from .status import describe_endpoint, describe_runtime, format_endpoint, format_runtime
 
     config = _config(args)
-    target = _target(args)
+    target = cli.target_from_args(args)
     runtime = describe_runtime(target, AGENT_RUNTIME_NAME)
     endpoint = describe_endpoint(target, config.endpoint_name)
     if args.json:
-        print_json({"region": target.region, "runtime": runtime, "endpoint": endpoint}, stdout)
+        cli.print_json({"region": target.region, "runtime": runtime, "endpoint": endpoint}, stdout)
     else:
         if runtime is None:
             print(f"runtime    {AGENT_RUNTIME_NAME}: not deployed in {target.region}", file=stdout)
@@ -228,19 +180,20 @@ def _demo(args: argparse.Namespace, stdout: TextIO) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     unknown = [m for m in modes if m not in MODES]
     if not modes or unknown:
-        raise CliError(
-            f"unknown mode(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}", EXIT_USAGE
+        raise cli.CliError(
+            f"unknown mode(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(MODES)}",
+            cli.EXIT_USAGE,
         )
     if args.endpoint_url:
         opener = local_stream(args.endpoint_url, timeout=args.timeout)
         where = args.endpoint_url
     else:
-        target = _target(args)
+        target = cli.target_from_args(args)
         arn = args.runtime_arn
         if not arn:
             summary = find_runtime(target, AGENT_RUNTIME_NAME)
             if summary is None:
-                raise CliError(
+                raise cli.CliError(
                     f"no runtime {AGENT_RUNTIME_NAME} in {target.region}; deploy it ({PROG} deploy) "
                     "or pass --endpoint-url"
                 )
@@ -259,13 +212,13 @@ def _demo(args: argparse.Namespace, stdout: TextIO) -> int:
             on_result=None if args.json else lambda r: print(format_run(r), file=stdout, flush=True),
         )
     except OSError as exc:
-        raise CliError(f"could not reach {where}: {exc}") from None
+        raise cli.CliError(f"could not reach {where}: {exc}") from None
     except Exception as exc:  # botocore errors from the runtime invoke: one line, not a traceback
         if type(exc).__module__.startswith("botocore"):
-            raise CliError(f"the runtime call failed: {exc}") from None
+            raise cli.CliError(f"the runtime call failed: {exc}") from None
         raise
     if args.json:
-        print_json([r.figures() for r in results], stdout)
+        cli.print_json([r.figures() for r in results], stdout)
     else:
         print("\n".join(format_results(results)), file=stdout)
     return 0 if any(r.first_audio_s is not None for r in results) else 1
@@ -282,13 +235,14 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         The exit code: 0 success, 1 failure (AWS, synth, deploy, no audio), 2 usage.
     """
     args = build_parser().parse_args(argv)
-    configure_logging(args.verbose)
+    cli.configure_logging(args.verbose)
     out = stdout or sys.stdout
-    try:
+
+    def command() -> int:
         if args.command in {"synth", "deploy", "destroy"}:
-            print_node_hint()
+            cli.print_node_hint()
         if args.command == "synth":
-            _synth(_config(args), args.out, out)
+            cli.synth_stacks(_config(args), args.out, "agent", out)
             return 0
         if args.command == "deploy":
             return _deploy(args, out)
@@ -297,10 +251,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
         if args.command == "status":
             return _status(args, out)
         return _demo(args, out)
-    except CliError as exc:
-        exc.exit(PROG)
-    except (BotoCoreError, ClientError) as exc:
-        CliError(f"AWS call failed: {exc}").exit(PROG)
+
+    return cli.run_cli(PROG, command)
 
 
 if __name__ == "__main__":  # pragma: no cover

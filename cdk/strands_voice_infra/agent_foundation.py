@@ -111,6 +111,21 @@ class AgentFoundationStack(Stack):
             )
         )
 
+        self._grant_runtime_logs(config)
+
+        self.conversations = ConversationStore(self, "Conversations", config=config, role=self.role)
+
+        CfnOutput(self, "RuntimeRoleArn", value=self.role.role_arn, description="AgentCore runtime role")
+        logger.debug(
+            "stack=<%s>, model=<%s> | agent foundation defined", construct_id, config.bedrock_model_id
+        )
+
+    def _grant_runtime_logs(self, config: InfraConfig) -> None:
+        """Let the role write the runtime's own log groups, and give cdk-nag the reason for its wildcards.
+
+        The wildcards: the log names AgentCore picks at run time, and an inference profile's model ARN in
+        any region.
+        """
         runtime_logs = self.format_arn(
             service="logs",
             resource="log-group",
@@ -149,10 +164,3 @@ class AgentFoundationStack(Stack):
                 "chosen profile (bedrock:InferenceProfileArn condition)."
             )
         suppress(self.role, "AwsSolutions-IAM5", reason, applies_to=findings)
-
-        self.conversations = ConversationStore(self, "Conversations", config=config, role=self.role)
-
-        CfnOutput(self, "RuntimeRoleArn", value=self.role.role_arn, description="AgentCore runtime role")
-        logger.debug(
-            "stack=<%s>, model=<%s> | agent foundation defined", construct_id, config.bedrock_model_id
-        )

@@ -12,10 +12,9 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from .config import InfraConfig, image_excludes
+from .config import InfraConfig
+from .images import service_image
 from .monitoring import AgentMonitoring
-from .nag import suppress
-from .speech_endpoint import ECR_LOGIN_REASON, image_pull_statements
 
 __all__ = ["AGENT_DOCKERFILE", "AgentRuntimeStack", "tts_endpoint_url"]
 
@@ -62,23 +61,13 @@ class AgentRuntimeStack(Stack):
         """
         super().__init__(scope, construct_id, **kwargs)
 
-        self.image = ecr_assets.DockerImageAsset(
+        self.image, pull_policy = service_image(
             self,
-            "Image",
-            directory=str(config.repo_root),
-            file=AGENT_DOCKERFILE,
+            repo_root=config.repo_root,
+            dockerfile=AGENT_DOCKERFILE,
             platform=ecr_assets.Platform.LINUX_ARM64,
-            exclude=image_excludes(config.repo_root, AGENT_DOCKERFILE),
             display_name="voice agent image",
-        )
-        pull_policy = iam.Policy(
-            self, "ImagePullPolicy", roles=[role], statements=image_pull_statements(self.image)
-        )
-        suppress(
-            pull_policy,
-            "AwsSolutions-IAM5",
-            ECR_LOGIN_REASON,
-            applies_to=["Resource::*"],
+            role=role,
         )
 
         self.runtime = agentcore.CfnRuntime(

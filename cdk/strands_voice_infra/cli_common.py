@@ -7,11 +7,15 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .config import REPO_ROOT
+from botocore.exceptions import BotoCoreError, ClientError
+
+from .aws import AwsTarget, CredentialsError, resolve_target, stack_exists
+from .config import REPO_ROOT, InfraConfig
+from .stack_names import CDK_TOOLKIT
 
 __all__ = [
     "EXIT_FAILURE",
@@ -22,9 +26,13 @@ __all__ = [
     "add_version_option",
     "configure_logging",
     "default_outdir",
+    "deploy_stacks",
     "print_json",
     "print_node_hint",
+    "run_cli",
     "run_toolkit",
+    "synth_stacks",
+    "target_from_args",
 ]
 
 logger = logging.getLogger(__name__)
@@ -130,3 +138,68 @@ def run_toolkit(command: Sequence[str], *, region: str, out: TextIO | None = Non
         return run_streaming(command, out=out, env=env)
     except ToolkitError as exc:
         raise CliError(str(exc)) from None
+
+
+def target_from_args(args: argparse.Namespace) -> AwsTarget:
+    """The account and region ``--profile``/``--region`` resolve to.
+
+    Raises:
+        CliError: no credentials or no region.
+    """
+    try:
+        return resolve_target(args.profile, args.region)
+    except CredentialsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def synth_stacks(config: InfraConfig, out: Path | None, kind: str, stdout: TextIO) -> Path:
+    """Synthesize one CLI's stacks (``kind``: ``speech`` or ``agent``), list them, return the assembly.
+
+    Raises:
+        CliError: the synthesis failed.
+    """
+    from .toolkit import SynthError, synth
+
+    try:
+        result = synth(config, out or default_outdir(kind), speech=kind == "speech", agent=kind == "agent")
+    except SynthError as exc:
+        raise CliError(str(exc)) from None
+    for name, template in result.templates.items():
+        print(f"{name}: {template}", file=stdout)
+    print(f"synthesized {len(result.templates)} stacks in {result.seconds:.1f} s", file=stdout)
+    return result.assembly_dir
+
+
+def deploy_stacks(target: AwsTarget, assembly: Path, stacks: Sequence[str], stdout: TextIO) -> int:
+    """Bootstrap the CDK in the target once per account and region, then deploy ``stacks``.
+
+    Returns:
+        The CDK CLI's exit code (the bootstrap's, if that failed).
+    """
+    from .toolkit import bootstrap_command, deploy_command
+
+    if not stack_exists(target, CDK_TOOLKIT):
+        print(
+            f"bootstrapping the CDK in aws://{target.account}/{target.region} (once per account and region)",
+            file=stdout,
+        )
+        code = run_toolkit(
+            bootstrap_command(assembly, target.account, target.region, profile=target.profile),
+            region=target.region,
+            out=stdout,
+        )
+        if code != 0:
+            return code
+    return run_toolkit(
+        deploy_command(assembly, list(stacks), profile=target.profile), region=target.region, out=stdout
+    )
+
+
+def run_cli(prog: str, command: Callable[[], int]) -> int:
+    """Run one CLI command: a :class:`CliError` or an AWS error ends it with one line and its exit code."""
+    try:
+        return command()
+    except CliError as exc:
+        exc.exit(prog)
+    except (BotoCoreError, ClientError) as exc:
+        CliError(f"AWS call failed: {exc}").exit(prog)

@@ -18,6 +18,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from .buckets import private_bucket
 from .config import CONVERSATION_STORES, InfraConfig
 from .nag import suppress
 
@@ -69,14 +70,9 @@ class ConversationStore(Construct):
 
     def _bucket(self, config: InfraConfig, role: iam.Role) -> None:
         prefix = config.conversation_prefix
-        bucket = s3.Bucket(
+        bucket = private_bucket(
             self,
             "Bucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             # Conversations are callers' words: kept when the stack goes, gone after the retention period.
             removal_policy=RemovalPolicy.RETAIN,
             lifecycle_rules=[

@@ -12,48 +12,16 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from .config import VARIANT_NAME, InfraConfig, image_excludes, is_gpu_instance
+from .config import VARIANT_NAME, InfraConfig, is_gpu_instance
+from .images import service_image
 from .monitoring import SpeechMonitoring, endpoint_metrics_environment
-from .nag import suppress
 
-__all__ = [
-    "ECR_LOGIN_REASON",
-    "SCALING_METRIC",
-    "VARIANT_NAME",
-    "SpeechEndpointStack",
-    "image_pull_statements",
-]
+__all__ = ["SCALING_METRIC", "VARIANT_NAME", "SpeechEndpointStack"]
 
 logger = logging.getLogger(__name__)
 
 #: SageMaker's high-resolution (10 s) concurrency metric: in-flight requests per model copy.
 SCALING_METRIC = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
-
-#: Why ``ecr:GetAuthorizationToken`` on ``*`` is acknowledged.
-ECR_LOGIN_REASON = (
-    "ecr:GetAuthorizationToken is only grantable on '*'; it yields a registry login, while layer pulls are "
-    "limited to this image's repository."
-)
-
-
-def image_pull_statements(image: ecr_assets.DockerImageAsset) -> list[iam.PolicyStatement]:
-    """What a service role needs to pull ``image`` and nothing else.
-
-    Args:
-        image: The image asset (its repository is the CDK bootstrap's asset repository).
-
-    Returns:
-        The layer-pull statement on that repository, and ``ecr:GetAuthorizationToken``, which IAM only
-        accepts on ``*`` (it returns a registry login, not access to any repository).
-    """
-    return [
-        iam.PolicyStatement(
-            sid="PullOwnImage",
-            actions=["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer", "ecr:BatchCheckLayerAvailability"],
-            resources=[image.repository.repository_arn],
-        ),
-        iam.PolicyStatement(sid="EcrLogin", actions=["ecr:GetAuthorizationToken"], resources=["*"]),
-    ]
 
 
 class SpeechEndpointStack(Stack):
@@ -90,27 +58,44 @@ class SpeechEndpointStack(Stack):
         """
         super().__init__(scope, construct_id, **kwargs)
         spec = config.speech_model
-
-        self.image = ecr_assets.DockerImageAsset(
+        self.image, pull_policy = service_image(
             self,
-            "Image",
-            directory=str(config.repo_root),
-            file=spec.container_dockerfile,
+            repo_root=config.repo_root,
+            dockerfile=spec.container_dockerfile,
             platform=ecr_assets.Platform.LINUX_AMD64,
-            exclude=image_excludes(config.repo_root, spec.container_dockerfile),
             display_name=f"{spec.name} endpoint image",
+            role=execution_role,
         )
-        pull_policy = iam.Policy(
-            self, "ImagePullPolicy", roles=[execution_role], statements=image_pull_statements(self.image)
+        self.model = self._model(config, execution_role, model_data_uri)
+        self.model.node.add_dependency(pull_policy)  # the role must be able to pull before SageMaker tries
+        self.endpoint_config = self._endpoint_config(config)
+        self.endpoint = sagemaker.CfnEndpoint(
+            self,
+            "Endpoint",
+            endpoint_name=spec.endpoint_name,
+            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
         )
-        suppress(
-            pull_policy,
-            "AwsSolutions-IAM5",
-            ECR_LOGIN_REASON,
-            applies_to=["Resource::*"],
+        self.scalable_target = self._autoscaling(config)
+        self.monitoring = SpeechMonitoring(self, "Monitoring", config=config)
+
+        endpoint_arn = self.format_arn(
+            service="sagemaker", resource="endpoint", resource_name=spec.endpoint_name
+        )
+        CfnOutput(
+            self, "EndpointName", value=self.endpoint.attr_endpoint_name, description="SageMaker endpoint"
+        )
+        CfnOutput(self, "EndpointArn", value=endpoint_arn, description="SageMaker endpoint ARN")
+        CfnOutput(self, "ImageUri", value=self.image.image_uri, description="Endpoint container image")
+        logger.debug(
+            "stack=<%s>, instance_type=<%s> | speech endpoint defined", construct_id, config.instance_type
         )
 
-        self.model = sagemaker.CfnModel(
+    def _model(
+        self, config: InfraConfig, execution_role: iam.IRole, model_data_uri: str
+    ) -> sagemaker.CfnModel:
+        """The SageMaker Model: this stack's image, the weights under ``model_data_uri``, EMF metrics on."""
+        spec = config.speech_model
+        return sagemaker.CfnModel(
             self,
             "Model",
             execution_role_arn=execution_role.role_arn,
@@ -130,9 +115,10 @@ class SpeechEndpointStack(Stack):
                 },
             ),
         )
-        self.model.node.add_dependency(pull_policy)  # the role must be able to pull before SageMaker tries
 
-        self.endpoint_config = sagemaker.CfnEndpointConfig(
+    def _endpoint_config(self, config: InfraConfig) -> sagemaker.CfnEndpointConfig:
+        """One production variant on the configured instance type, starting at the autoscaling floor."""
+        return sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
             production_variants=[
@@ -146,19 +132,17 @@ class SpeechEndpointStack(Stack):
                     model_data_download_timeout_in_seconds=900,
                     # The host's NVIDIA driver, chosen to run the image's torch CUDA build (GPU types only).
                     inference_ami_version=(
-                        spec.inference_ami_version if is_gpu_instance(config.instance_type) else None
+                        config.speech_model.inference_ami_version
+                        if is_gpu_instance(config.instance_type)
+                        else None
                     ),
                 )
             ],
         )
-        self.endpoint = sagemaker.CfnEndpoint(
-            self,
-            "Endpoint",
-            endpoint_name=spec.endpoint_name,
-            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
-        )
 
-        self.scalable_target = appscaling.CfnScalableTarget(
+    def _autoscaling(self, config: InfraConfig) -> appscaling.CfnScalableTarget:
+        """The variant's instance count between the floor and the ceiling, tracking concurrent requests."""
+        scalable_target = appscaling.CfnScalableTarget(
             self,
             "ScalableTarget",
             service_namespace="sagemaker",
@@ -172,9 +156,9 @@ class SpeechEndpointStack(Stack):
         appscaling.CfnScalingPolicy(
             self,
             "ConcurrencyScalingPolicy",
-            policy_name=f"{spec.endpoint_name}-concurrency",
+            policy_name=f"{config.speech_model.endpoint_name}-concurrency",
             policy_type="TargetTrackingScaling",
-            scaling_target_id=self.scalable_target.ref,
+            scaling_target_id=scalable_target.ref,
             target_tracking_scaling_policy_configuration=(
                 appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
                     target_value=config.target_concurrency,
@@ -186,17 +170,4 @@ class SpeechEndpointStack(Stack):
                 )
             ),
         )
-
-        self.monitoring = SpeechMonitoring(self, "Monitoring", config=config)
-
-        endpoint_arn = self.format_arn(
-            service="sagemaker", resource="endpoint", resource_name=spec.endpoint_name
-        )
-        CfnOutput(
-            self, "EndpointName", value=self.endpoint.attr_endpoint_name, description="SageMaker endpoint"
-        )
-        CfnOutput(self, "EndpointArn", value=endpoint_arn, description="SageMaker endpoint ARN")
-        CfnOutput(self, "ImageUri", value=self.image.image_uri, description="Endpoint container image")
-        logger.debug(
-            "stack=<%s>, instance_type=<%s> | speech endpoint defined", construct_id, config.instance_type
-        )
+        return scalable_target

@@ -11,6 +11,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from .buckets import private_bucket
 from .models import ModelSpec
 from .nag import suppress
 
@@ -48,14 +49,9 @@ class SpeechFoundationStack(Stack):
         """
         super().__init__(scope, construct_id, **kwargs)
 
-        self.access_log_bucket = s3.Bucket(
+        self.access_log_bucket = private_bucket(
             self,
             "AccessLogBucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             versioned=True,
             removal_policy=RemovalPolicy.RETAIN,
             lifecycle_rules=[
@@ -64,14 +60,9 @@ class SpeechFoundationStack(Stack):
                 )
             ],
         )
-        self.bucket = s3.Bucket(
+        self.bucket = private_bucket(
             self,
             "ModelBucket",
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             versioned=True,
             removal_policy=RemovalPolicy.RETAIN,
             server_access_logs_bucket=self.access_log_bucket,

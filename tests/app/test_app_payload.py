@@ -14,6 +14,7 @@ from agentcore_app.config import (
     silence_timeout_from_env,
 )
 from agentcore_app.payload import PayloadError, VoiceRequest, parse_payload
+from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
 
 from strands_voice.options import VoiceOptions
 
@@ -99,6 +100,15 @@ def test_app_payload_rejects(payload: Any, field: str) -> None:
     with pytest.raises(PayloadError) as caught:
         parse_payload(payload)
     assert field in caught.value.message
+
+
+def test_app_payload_speed_range_is_the_protocols() -> None:
+    # The app accepts exactly the range the endpoint does: both read strands_voice_protocol.limits.
+    assert parse_payload({"prompt": "Hi", "speed": MIN_SPEED}).speed == MIN_SPEED
+    assert parse_payload({"prompt": "Hi", "speed": MAX_SPEED}).speed == MAX_SPEED
+    for outside in (MIN_SPEED - 0.01, MAX_SPEED + 0.01):
+        with pytest.raises(PayloadError, match="'speed'"):
+            parse_payload({"prompt": "Hi", "speed": outside})
 
 
 def test_app_payload_prompt_limit_is_configurable() -> None:

@@ -1,4 +1,4 @@
-"""TimedEngine: the engine as the endpoint sees it during a trial, timed to each request's first segment."""
+"""RecordingEngine: the engine as the endpoint sees it in a trial, timed to each request's first segment."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
-from strands_voice_tools.bench.engine_probe import TimedEngine, engine_first_segment_ms
+from strands_voice_tools.bench.engine_probe import RecordingEngine, engine_first_segment_ms
 
 
 class SlowEngine:
@@ -41,7 +41,7 @@ class SlowEngine:
 
 def test_timed_engine_delegates_and_records_each_first_segment() -> None:
     engine = SlowEngine(first_s=0.05, rest_s=0.1)
-    timed = TimedEngine(engine)
+    timed = RecordingEngine(engine)
     assert (timed.name, timed.sample_rate, timed.default_voice, timed.voices) == (
         "slow",
         24_000,
@@ -65,7 +65,7 @@ def test_timed_engine_delegates_and_records_each_first_segment() -> None:
 
 def test_timed_engine_closes_the_inner_generator_when_the_endpoint_stops_early() -> None:
     engine = SlowEngine(first_s=0.0)
-    timed = TimedEngine(engine)
+    timed = RecordingEngine(engine)
     segments = timed.synthesize("a b c d", "v", 1.0)
     next(segments)
     segments.close()  # a cancel: the endpoint closes the stream after one segment
@@ -76,7 +76,7 @@ def test_timed_engine_closes_the_inner_generator_when_the_endpoint_stops_early()
 
 
 def test_timed_engine_records_from_worker_threads_in_order_of_readiness() -> None:
-    timed = TimedEngine(SlowEngine(first_s=0.0))
+    timed = RecordingEngine(SlowEngine(first_s=0.0))
     texts = [f"text {index}" for index in range(8)]
 
     def drain(text: str) -> None:
@@ -105,7 +105,7 @@ def test_engine_first_segment_ms_times_only_the_first_segment() -> None:
 def test_timed_engine_streams_pieces_and_times_the_first() -> None:
     """An engine without ``stream``: each segment is one piece that ends its segment; closing still closes."""
     engine = SlowEngine(first_s=0.01)
-    timed = TimedEngine(engine)
+    timed = RecordingEngine(engine)
     pieces = list(timed.stream("one two", "v", 1.0))
     assert [piece.segment_end for piece in pieces] == [True, True]
     assert all(piece.audio.shape == (10,) for piece in pieces)

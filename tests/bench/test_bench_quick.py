@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from strands_voice_tools import bench
-from strands_voice_tools.bench.core import QUICK_ANSWER, TARGETS
+from strands_voice_tools.bench.config import QUICK_ANSWER
+from strands_voice_tools.bench.targets import TARGETS
 from strands_voice_tools.cli import build_parser
 
 

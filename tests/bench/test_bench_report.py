@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
 from strands_voice_tools import bench
-from strands_voice_tools.bench.core import BenchConfig, evaluate_targets
+from strands_voice_tools.bench.config import BenchConfig
 from strands_voice_tools.bench.plot import write_heard_plot, write_plot
 from strands_voice_tools.bench.report import format_heard_steps, format_table
 from strands_voice_tools.bench.stats import summarize
+from strands_voice_tools.bench.targets import evaluate_targets
 from strands_voice_tools.cli import build_parser
 
 

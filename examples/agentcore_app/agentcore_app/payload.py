@@ -16,14 +16,13 @@ from typing import Any, Final
 from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
 from strands_voice_protocol.frames import decode_lexicon
+from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
 
 from strands_voice.options import MODES, VoiceOptions
 
 __all__ = [
     "AUDIO_FORMATS",
     "MAX_PROMPT_CHARS",
-    "MAX_SPEED",
-    "MIN_SPEED",
     "MODES",
     "PAYLOAD_FIELDS",
     "PayloadError",
@@ -35,8 +34,6 @@ PAYLOAD_FIELDS: Final = frozenset(
     {"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps", "lang", "lexicon"}
 )
 MAX_PROMPT_CHARS: Final = 8000
-MIN_SPEED: Final = 0.5
-MAX_SPEED: Final = 2.0
 # Kokoro voice ids look like "af_heart" or "jm_kumo", blends like "af_bella(2)+af_sky(1)"; the endpoint
 # says whether each voice exists.
 _ONE_VOICE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:\([0-9]{1,3}(?:\.[0-9]{1,3})?\))?"

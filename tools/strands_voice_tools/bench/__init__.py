@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         StrandsVoiceError: the stack could not start or a run failed (the CLI prints it and exits 1).
     """
     # Imported here so that `strands-voice bench --help` and the pure submodules load instantly.
-    from strands_voice_tools.bench.core import BenchConfig, run_benchmark
+    from strands_voice_tools.bench.config import BenchConfig
+    from strands_voice_tools.bench.core import run_benchmark
     from strands_voice_tools.bench.report import format_table
 
     config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()

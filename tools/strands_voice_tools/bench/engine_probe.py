@@ -1,7 +1,7 @@
 """Time the TTS engine in process: the floor that no transport can beat.
 
 Two views of the same floor: :func:`engine_first_segment_ms` times the engine alone on an otherwise idle
-process; :class:`TimedEngine` wraps the engine the endpoint serves from and records, for every request it
+process; :class:`RecordingEngine` wraps the engine the endpoint serves from and records, for every request it
 synthesizes during a trial, how long the engine itself took to its first segment under that trial's load.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EngineCall", "TimedEngine", "engine_first_segment_ms"]
+__all__ = ["EngineCall", "RecordingEngine", "engine_first_segment_ms"]
 
 
 def _close(segments: Iterator[Any]) -> None:
@@ -92,7 +92,7 @@ class EngineCall:
         return self.started + self.first_segment_s
 
 
-class TimedEngine:
+class RecordingEngine:
     """An engine that records the time to each request's first segment; everything else is delegated.
 
     Args:
@@ -114,35 +114,27 @@ class TimedEngine:
 
     def synthesize(self, text: str, voice: str, speed: float) -> Iterator[Any]:
         """The wrapped engine's segments; the first one is timed where it is computed."""
-        segments = iter(self.engine.synthesize(text, voice, speed))
-        try:
-            started = time.perf_counter()
-            try:
-                first = next(segments)
-            except StopIteration:
-                return
-            with self._lock:
-                self._calls.append(EngineCall(text, started, time.perf_counter() - started))
-            yield first
-            yield from segments
-        finally:
-            _close(segments)
+        yield from self._timed(text, lambda: self.engine.synthesize(text, voice, speed))
 
     def stream(self, text: str, voice: str, speed: float) -> Iterator[Any]:
         """The wrapped engine's streamed pieces (a segment each when it cannot stream); the first is timed."""
-        pieces = iter(_pieces(self.engine, text, voice, speed))
+        yield from self._timed(text, lambda: _pieces(self.engine, text, voice, speed))
+
+    def _timed(self, text: str, start: Callable[[], Iterable[Any]]) -> Iterator[Any]:
+        """What ``start()`` yields, with the time to its first item recorded as one call."""
+        items = iter(start())
         try:
             started = time.perf_counter()
             try:
-                first = next(pieces)
+                first = next(items)
             except StopIteration:
                 return
             with self._lock:
                 self._calls.append(EngineCall(text, started, time.perf_counter() - started))
             yield first
-            yield from pieces
+            yield from items
         finally:
-            _close(pieces)
+            _close(items)
 
     @property
     def calls(self) -> list[EngineCall]:

@@ -95,6 +95,14 @@ def _bars(axis: Any, labels: list[str], values: list[float | None], colors: list
     axis.grid(axis="y", alpha=0.3)
 
 
+def _label_ms_axis(axis: Any, title: str) -> None:
+    """A bar chart's title, its ``ms`` axis, its legend and grid."""
+    axis.set_ylabel("ms")
+    axis.set_title(title, fontsize=10)
+    axis.legend(fontsize=8)
+    axis.grid(axis="y", alpha=0.3)
+
+
 _HEARD_BARS = (
     ("short_ttfb_ms", "first byte\n{short} chars"),
     ("short_heard_ms", "first HEARD\n{short} chars"),
@@ -126,10 +134,7 @@ def _draw_heard(axis: Any, steps: dict[str, dict[str, Any]]) -> None:
             )
     axis.set_xticks(range(len(_HEARD_BARS)), labels)
     axis.tick_params(axis="x", labelsize=8)
-    axis.set_ylabel("ms")
-    axis.set_title("time to first byte vs first HEARD sound (medians)", fontsize=10)
-    axis.legend(fontsize=8)
-    axis.grid(axis="y", alpha=0.3)
+    _label_ms_axis(axis, "time to first byte vs first HEARD sound (medians)")
 
 
 def write_heard_plot(results: dict[str, Any], path: str | Path) -> Path:
@@ -142,14 +147,30 @@ def write_heard_plot(results: dict[str, Any], path: str | Path) -> Path:
     figure = plt.figure(figsize=(11, 4.5), layout="constrained")
     _draw_heard(figure.add_subplot(1, 1, 1), results["heard_steps"]["steps"])
     machine = results["machine"]
-    figure.suptitle(
-        f"strands-voice bench --heard - {machine.get('cpu_model')}, {machine.get('cpu_cores')} cores",
-        fontsize=11,
-    )
+    title = f"strands-voice bench --heard - {machine.get('cpu_model')}, {machine.get('cpu_cores')} cores"
+    return _save(plt, figure, title, path)
+
+
+def _save(plt: Any, figure: Any, title: str, path: str | Path) -> Path:
+    """Title ``figure``, write it to ``path`` as PNG and free it."""
+    figure.suptitle(title, fontsize=11)
     target = Path(path)
     figure.savefig(target, dpi=110)
     plt.close(figure)
     return target
+
+
+def _draw_concurrency(axis: Any, levels: list[dict[str, Any]]) -> None:
+    """p50 and p95 TTFA bars per number of concurrent sessions."""
+    positions = list(range(len(levels)))
+    width = 0.38
+    p50 = [level["p50_ms"] or 0.0 for level in levels]
+    p95 = [level["p95_ms"] or 0.0 for level in levels]
+    axis.bar([p - width / 2 for p in positions], p50, width, label="p50", color=_TEXT_COLOR)
+    axis.bar([p + width / 2 for p in positions], p95, width, label="p95", color=_AUDIO_COLOR)
+    axis.set_xticks(positions, [str(level["sessions"]) for level in levels])
+    axis.set_xlabel("concurrent sessions")
+    _label_ms_axis(axis, "endpoint TTFA under concurrency")
 
 
 def write_plot(results: dict[str, Any], path: str | Path) -> Path:
@@ -189,30 +210,13 @@ def write_plot(results: dict[str, Any], path: str | Path) -> Path:
         [_PLAY_COLOR, "#7f7f7f"],
         f"end-to-end TTFA (batch/bidi {e2e['ratio_batch_over_bidi'] or float('nan'):.1f}x)",
     )
-    levels = list(results["concurrency"]["levels"].values())
-    concurrency_axis = figure.add_subplot(grid[2, 2])
-    positions = list(range(len(levels)))
-    width = 0.38
-    p50 = [level["p50_ms"] or 0.0 for level in levels]
-    p95 = [level["p95_ms"] or 0.0 for level in levels]
-    concurrency_axis.bar([p - width / 2 for p in positions], p50, width, label="p50", color=_TEXT_COLOR)
-    concurrency_axis.bar([p + width / 2 for p in positions], p95, width, label="p95", color=_AUDIO_COLOR)
-    concurrency_axis.set_xticks(positions, [str(level["sessions"]) for level in levels])
-    concurrency_axis.set_xlabel("concurrent sessions")
-    concurrency_axis.set_ylabel("ms")
-    concurrency_axis.set_title("endpoint TTFA under concurrency", fontsize=10)
-    concurrency_axis.legend(fontsize=8)
-    concurrency_axis.grid(axis="y", alpha=0.3)
+    _draw_concurrency(figure.add_subplot(grid[2, 2]), list(results["concurrency"]["levels"].values()))
 
     if heard:
         _draw_heard(figure.add_subplot(grid[3, :]), {"this endpoint": heard})
     machine = results["machine"]
-    figure.suptitle(
+    title = (
         f"strands-voice bench{' (quick)' if results['config'].get('quick') else ''} - "
-        f"{machine.get('cpu_model')}, {machine.get('cpu_cores')} cores, engine {machine.get('engine')}",
-        fontsize=11,
+        f"{machine.get('cpu_model')}, {machine.get('cpu_cores')} cores, engine {machine.get('engine')}"
     )
-    target = Path(path)
-    figure.savefig(target, dpi=110)
-    plt.close(figure)
-    return target
+    return _save(plt, figure, title, path)

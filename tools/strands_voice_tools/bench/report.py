@@ -111,12 +111,98 @@ def format_heard_steps(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+Row = tuple[str, str, str, str]
+Verdict = Callable[[str], str]
+
+_TTS_TARGET = "tts_only_ratio_whole_over_first"
+
+#: End-to-end rows that carry no target: (label, key in the ``end_to_end`` section).
+_E2E_FLOOR_ROWS: tuple[tuple[str, str], ...] = (
+    ("  text complete -> engine starts (client)", "bidi_text_complete_to_engine_start_ms"),
+    ("  engine done -> audio at the client", "bidi_engine_done_to_client_audio_ms"),
+    ("engine in-process, first chunk, alone (idle)", "engine_first_segment_ms"),
+    ("bidi overhead over the idle-engine floor", "bidi_overhead_over_idle_floor_ms"),
+)
+
+
+def _tts_rows(tts: dict[str, Any], verdict: Verdict) -> list[Row]:
+    """Section 1: the whole text against its first sentence."""
+    ratio = _num(tts["ratio_whole_over_first"], ".2f", "x")
+    whole = f"TTFA whole text ({tts['text_chars']} chars, 1 message)"
+    return [
+        ("TTS only", whole, _ms(tts["whole_ttfa_ms"]), ""),
+        (
+            "TTS only",
+            f"TTFA first sentence only ({tts['first_sentence_chars']} chars)",
+            _ms(tts["first_sentence_ttfa_ms"]),
+            "",
+        ),
+        ("TTS only", "ratio whole / first sentence (blog: 2.1x)", ratio, verdict(_TTS_TARGET)),
+    ]
+
+
+def _end_to_end_rows(e2e: dict[str, Any], verdict: Verdict) -> list[Row]:
+    """Section 2: bidi against batch, and bidi's overhead over the floor."""
+    section = "End to end"
+    ratio = _num(e2e["ratio_batch_over_bidi"], ".2f", "x")
+    rows: list[Row] = [
+        (section, "TTFA bidi (client, over SSE)", _ms(e2e["bidi_ttfa_ms"]), ""),
+        (section, "TTFA batch (client, over SSE)", _ms(e2e["batch_ttfa_ms"]), ""),
+        (section, "ratio batch / bidi (blog: 2.4x)", ratio, verdict("e2e_ttfa_ratio_batch_over_bidi")),
+        (section, "first chunk's text complete (server t_ms)", _ms(e2e["first_chunk_text_complete_ms"]), ""),
+        (
+            section,
+            "engine in-process, first chunk, in the trial",
+            _ms(e2e.get("engine_first_segment_in_trial_ms")),
+            "",
+        ),
+        (
+            section,
+            "bidi overhead over the floor",
+            _ms(e2e["bidi_overhead_over_floor_ms"]),
+            verdict("bidi_overhead_over_floor_ms"),
+        ),
+    ]
+    rows.extend((section, label, _ms(e2e.get(key)), "") for label, key in _E2E_FLOOR_ROWS)
+    return rows
+
+
+def _playback_rows(playback: dict[str, Any], verdict: Verdict) -> list[Row]:
+    """Section 3: the worst and the median stall of each mode."""
+    rows: list[Row] = []
+    for mode, target in (("bidi", verdict("bidi_playback_stall_s")), ("batch", "")):
+        stall = playback[f"{mode}_stall_s"]
+        label = f"stall {mode}, worst of {stall['n']} (median)"
+        rows.append(("Playback", label, f"{stall['max']:.3f} s ({stall['median']:.3f})", target))
+    return rows
+
+
+def _payload_rows(payload: dict[str, Any], verdict: Verdict) -> list[Row]:
+    """Section 4: Leg 3 bytes per audio second, each format against raw pcm16."""
+    rows: list[Row] = [("Payload", "raw pcm16 (reference)", f"{payload['raw_pcm_bytes_per_s']:,} B/s", "")]
+    for name, figures in payload["formats"].items():
+        value = f"{figures['bytes_per_audio_s']:,.0f} B/s ({figures['ratio_to_raw_pcm']:.2f}x raw)"
+        rows.append(("Payload", f"{name} (base64 in JSON) per audio second", value, ""))
+    share = payload["opus_share_of_pcm16"]
+    value = _num(None if share is None else share * 100, ".1f", "%")
+    rows.append(("Payload", "opus / base64 pcm16", value, verdict("opus_share_of_pcm16")))
+    return rows
+
+
+def _concurrency_rows(concurrency: dict[str, Any]) -> list[Row]:
+    """Section 5: p50 / p95 TTFA per number of concurrent sessions."""
+    rows: list[Row] = []
+    for level in concurrency["levels"].values():
+        value = f"{_num(level['p50_ms'], '.0f')} / {_num(level['p95_ms'], '.0f')} ms"
+        if level["error"]:
+            value += f" ({level['error']})"
+        label = f"{level['sessions']} sessions: TTFA p50 / p95 (n={level['samples']})"
+        rows.append(("Concurrency", label, value, ""))
+    return rows
+
+
 def format_table(results: dict[str, Any]) -> str:
     """The figures as an aligned table, each target marked where it landed."""
-    tts = results["tts_only"]
-    e2e = results["end_to_end"]
-    playback = results["playback"]
-    payload = results["payload"]
     targets = {target["name"]: target for target in results["targets"]}
 
     def verdict(name: str) -> str:
@@ -125,125 +211,16 @@ def format_table(results: dict[str, Any]) -> str:
             return f"{target['target']:<8} no verdict: {target['note']}"
         return f"{target['target']:<8} {'met' if target['met'] else 'MISSED'}"
 
-    rows: list[tuple[str, str, str, str]] = [
-        (
-            "TTS only",
-            f"TTFA whole text ({tts['text_chars']} chars, 1 message)",
-            _ms(tts["whole_ttfa_ms"]),
-            "",
-        ),
-        (
-            "TTS only",
-            f"TTFA first sentence only ({tts['first_sentence_chars']} chars)",
-            _ms(tts["first_sentence_ttfa_ms"]),
-            "",
-        ),
-        (
-            "TTS only",
-            "ratio whole / first sentence (blog: 2.1x)",
-            _num(tts["ratio_whole_over_first"], ".2f", "x"),
-            verdict("tts_only_ratio_whole_over_first"),
-        ),
-        ("End to end", "TTFA bidi (client, over SSE)", _ms(e2e["bidi_ttfa_ms"]), ""),
-        ("End to end", "TTFA batch (client, over SSE)", _ms(e2e["batch_ttfa_ms"]), ""),
-        (
-            "End to end",
-            "ratio batch / bidi (blog: 2.4x)",
-            _num(e2e["ratio_batch_over_bidi"], ".2f", "x"),
-            verdict("e2e_ttfa_ratio_batch_over_bidi"),
-        ),
-        (
-            "End to end",
-            "first chunk's text complete (server t_ms)",
-            _ms(e2e["first_chunk_text_complete_ms"]),
-            "",
-        ),
-        (
-            "End to end",
-            "engine in-process, first chunk, in the trial",
-            _ms(e2e.get("engine_first_segment_in_trial_ms")),
-            "",
-        ),
-        (
-            "End to end",
-            "bidi overhead over the floor",
-            _ms(e2e["bidi_overhead_over_floor_ms"]),
-            verdict("bidi_overhead_over_floor_ms"),
-        ),
-        (
-            "End to end",
-            "  text complete -> engine starts (client)",
-            _ms(e2e.get("bidi_text_complete_to_engine_start_ms")),
-            "",
-        ),
-        (
-            "End to end",
-            "  engine done -> audio at the client",
-            _ms(e2e.get("bidi_engine_done_to_client_audio_ms")),
-            "",
-        ),
-        (
-            "End to end",
-            "engine in-process, first chunk, alone (idle)",
-            _ms(e2e["engine_first_segment_ms"]),
-            "",
-        ),
-        (
-            "End to end",
-            "bidi overhead over the idle-engine floor",
-            _ms(e2e.get("bidi_overhead_over_idle_floor_ms")),
-            "",
-        ),
-        (
-            "Playback",
-            f"stall bidi, worst of {playback['bidi_stall_s']['n']} (median)",
-            f"{playback['bidi_stall_s']['max']:.3f} s ({playback['bidi_stall_s']['median']:.3f})",
-            verdict("bidi_playback_stall_s"),
-        ),
-        (
-            "Playback",
-            f"stall batch, worst of {playback['batch_stall_s']['n']} (median)",
-            f"{playback['batch_stall_s']['max']:.3f} s ({playback['batch_stall_s']['median']:.3f})",
-            "",
-        ),
+    rows = [
+        *_tts_rows(results["tts_only"], verdict),
+        *_end_to_end_rows(results["end_to_end"], verdict),
+        *_playback_rows(results["playback"], verdict),
+        *_payload_rows(results["payload"], verdict),
+        *_concurrency_rows(results["concurrency"]),
+        *heard_rows(results, verdict),
     ]
-    raw = payload["raw_pcm_bytes_per_s"]
-    rows.append(("Payload", "raw pcm16 (reference)", f"{raw:,} B/s", ""))
-    for name, figures in payload["formats"].items():
-        label = "pcm16 (base64 in JSON)" if name == "pcm16" else f"{name} (base64 in JSON)"
-        rows.append(
-            (
-                "Payload",
-                f"{label} per audio second",
-                f"{figures['bytes_per_audio_s']:,.0f} B/s ({figures['ratio_to_raw_pcm']:.2f}x raw)",
-                "",
-            )
-        )
-    rows.append(
-        (
-            "Payload",
-            "opus / base64 pcm16",
-            _num(
-                None if payload["opus_share_of_pcm16"] is None else payload["opus_share_of_pcm16"] * 100,
-                ".1f",
-                "%",
-            ),
-            verdict("opus_share_of_pcm16"),
-        )
-    )
-    for level in results["concurrency"]["levels"].values():
-        value = f"{_num(level['p50_ms'], '.0f')} / {_num(level['p95_ms'], '.0f')} ms"
-        if level["error"]:
-            value += f" ({level['error']})"
-        rows.append(
-            ("Concurrency", f"{level['sessions']} sessions: TTFA p50 / p95 (n={level['samples']})", value, "")
-        )
-
-    rows.extend(heard_rows(results, verdict))
-
-    widths = [max(len(row[i]) for row in rows) for i in range(3)]
     header = ("section", "figure", "median", "target")
-    widths = [max(widths[i], len(header[i])) for i in range(3)]
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(3)]
     lines = [
         f"strands-voice bench{' (quick)' if results['config'].get('quick') else ''}: "
         f"{format_machine(results['machine'])}",

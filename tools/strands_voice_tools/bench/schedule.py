@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.errors import TTSRequestError
 from strands_voice_protocol.frames import (
     Close,
@@ -28,7 +29,6 @@ from strands_voice_protocol.frames import (
     decode_server_control,
     encode_client_message,
 )
-from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import connect
 
 from strands_voice_tools.bench.machine import describe_machine, load_average
@@ -43,7 +43,6 @@ POLICIES: Final = ("fifo", "deadline")
 #: Gaps in playback this short are timer noise, not stalls.
 STALL_TOLERANCE_S: Final = 0.02
 
-_BYTES_PER_SECOND: Final = SAMPLE_RATE * 2
 
 Progress = Callable[[str], None]
 
@@ -106,7 +105,7 @@ async def _session(url: str, texts: Sequence[str], delay_s: float, first_only: b
             if isinstance(frame, bytes):
                 arrived = time.perf_counter() - started
                 first_audio = arrived if first_audio is None else first_audio
-                chunks.append((arrived, len(frame) / _BYTES_PER_SECOND))
+                chunks.append((arrived, len(frame) / BYTES_PER_SECOND))
                 if first_only:
                     break
                 continue

@@ -4,7 +4,7 @@ Both run in this process on loopback (``strands_voice_tools.demo.start_demo_stac
 its
 own thread, sharing ONE engine instance that the benchmark loads itself, so the engine's in-process time
 can be measured on exactly what the endpoint serves from: alone (idle) and, through a
-:class:`~strands_voice_tools.bench.engine_probe.TimedEngine` wrapper, as it ran during each trial.
+:class:`~strands_voice_tools.bench.engine_probe.RecordingEngine` wrapper, as it ran during each trial.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from strands_voice_tools.bench.engine_probe import TimedEngine
+from strands_voice_tools.bench.engine_probe import RecordingEngine
 
 if TYPE_CHECKING:
     from strands_voice_tools.demo import DemoStack
@@ -35,7 +35,7 @@ class BenchStack:
 
     engine: Any
     demo: DemoStack
-    timed: TimedEngine
+    timed: RecordingEngine
 
     @property
     def ws_url(self) -> str:
@@ -70,7 +70,7 @@ def start_bench_stack(*, answer_text: str | None = None, host: str = "127.0.0.1"
     from strands_voice_tools.demo import load_tts_engine, start_demo_stack
 
     engine = load_tts_engine()
-    timed = TimedEngine(engine)
+    timed = RecordingEngine(engine)
     # The workload of the issue: first sentence complete at 0.6 s, whole answer at 5.0 s.
     model = ScriptedModel(text=answer_text, first_sentence_s=0.6, total_s=5.0)
     demo = start_demo_stack("scripted", host, engine=timed, model=model)

@@ -9,7 +9,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "PlaybackResult",
+    "median_or_none",
     "percentile",
+    "ratio",
     "simulate_playback",
     "summarize",
     "text_complete_index",
@@ -31,6 +33,18 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def median_or_none(values: Sequence[float]) -> float | None:
+    """The median of ``values``, or None when there are none."""
+    return statistics.median(values) if values else None
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """``numerator / denominator``, or None when either is missing or the denominator is not positive."""
+    if numerator is None or denominator is None or denominator <= 0:
+        return None
+    return numerator / denominator
 
 
 def summarize(values: Iterable[float]) -> dict[str, float | int | list[float]]:
