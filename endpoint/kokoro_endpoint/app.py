@@ -138,7 +138,7 @@ def create_app(
             if loader is not None:
                 await cancel_and_wait([loader], grace_s=1.0)
             await cancel_and_wait(reporting, grace_s=1.0)
-            state.scheduler.shutdown()
+            await asyncio.to_thread(state.scheduler.shutdown)  # waits for a running step
 
     app = Starlette(
         routes=[

@@ -197,14 +197,23 @@ class SynthesisScheduler:
             listeners, load = len(self._open), self._load
         return listeners == 0 or (listeners + 1) * load <= max_load * len(self._threads)
 
-    def shutdown(self) -> None:
-        """Drop queued steps; a running step finishes on its thread."""
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Drop queued steps and wait up to ``timeout`` seconds for a running step to finish.
+
+        Waiting matters at interpreter exit: a daemon worker still inside onnxruntime when Python
+        finalizes is killed as it returns, which aborts the whole process ("terminate called without an
+        active exception").
+        """
         with self._condition:
             self._stopped = True
             queued, self._queued = self._queued, []
             self._condition.notify_all()
         for job in queued:
             job.future.cancel()
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
     # called by SegmentStream -------------------------------------------------------------------------
 

@@ -299,3 +299,26 @@ def test_endpoint_refuses_a_new_listener_with_busy_when_admission_control_says_s
                     assert (response.status_code, response.json()["code"]) == (503, "busy")
 
         asyncio.run(run())
+
+
+def test_shutdown_waits_for_the_running_step() -> None:
+    # A worker still inside the engine when the interpreter exits aborts the process: shutdown waits.
+    running = threading.Event()
+    finished: list[bool] = []
+
+    def one_slow_step() -> Iterator[float]:
+        running.set()
+        time.sleep(0.3)
+        finished.append(True)
+        yield 0.01
+
+    async def run() -> None:
+        scheduler = SynthesisScheduler(1)
+        step = asyncio.ensure_future(scheduler.stream(one_slow_step()).next())
+        await asyncio.to_thread(running.wait, 10)
+        scheduler.shutdown()
+        assert finished == [True]
+        assert not any(thread.is_alive() for thread in scheduler._threads)
+        await step
+
+    asyncio.run(run())
