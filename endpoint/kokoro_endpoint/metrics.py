@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
-from strands_voice_protocol.emf import ENDPOINT_NAMESPACE, EmfWriter, Metric, stdout_writer
-from strands_voice_protocol.errors import ConfigurationError, FrameDecodeError
+from strands_voice_protocol.emf import ENDPOINT_NAMESPACE, EmfWriter, Metric, stdout_writer, writer_from_env
+from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import Synthesize, decode_client_message
 from strands_voice_protocol.wire import BIDI_PATH
 
@@ -132,14 +132,8 @@ def metrics_from_env(
         ConfigurationError: ``KOKORO_METRICS`` names something else.
     """
     env = os.environ if environ is None else environ
-    mode = env.get("KOKORO_METRICS", "off").strip().lower()
-    if mode in ("", "off", "none"):
-        return None
-    if mode != "emf":
-        raise ConfigurationError(f"KOKORO_METRICS must be 'emf' or 'off', not {mode!r}")
-    namespace = env.get("KOKORO_METRICS_NAMESPACE") or DEFAULT_NAMESPACE
-    endpoint = env.get("KOKORO_METRICS_ENDPOINT") or DEFAULT_ENDPOINT
-    return EndpointMetrics(EmfWriter(namespace, {"Endpoint": endpoint}, write))
+    writer = writer_from_env(env, "KOKORO", ("Endpoint", DEFAULT_ENDPOINT), DEFAULT_NAMESPACE, write)
+    return None if writer is None else EndpointMetrics(writer)
 
 
 class Gauges(Protocol):

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from strands_voice_protocol.errors import ConfigurationError
+
 __all__ = [
     "AGENT_NAMESPACE",
     "EMF_UNITS",
@@ -39,6 +41,7 @@ __all__ = [
     "Metric",
     "emf_line",
     "stdout_writer",
+    "writer_from_env",
 ]
 
 #: The CloudWatch namespace of the TTS endpoint's metrics (the CDK dashboard and alarms read it).
@@ -196,3 +199,29 @@ class EmfWriter:
         dimensions = {**self.dimensions, **(extra_dimensions or {})}
         sets = dimension_sets if dimension_sets is not None else [list(self.dimensions)]
         self._write(emf_line(self.namespace, dimensions, sets, metrics, properties))
+
+
+def writer_from_env(
+    environ: Mapping[str, str],
+    prefix: str,
+    dimension: tuple[str, str],
+    namespace: str,
+    write: Callable[[str], None] = stdout_writer,
+) -> EmfWriter | None:
+    """The writer ``{prefix}_METRICS`` asks for: ``emf`` (lines through ``write``) or unset/``off`` (None).
+
+    ``{prefix}_METRICS_NAMESPACE`` overrides ``namespace``; ``{prefix}_METRICS_{NAME}`` overrides the value
+    of the one fixed dimension ``(Name, default value)``.
+
+    Raises:
+        ConfigurationError: ``{prefix}_METRICS`` names something else.
+    """
+    variable = f"{prefix}_METRICS"
+    mode = environ.get(variable, "off").strip().lower()
+    if mode in ("", "off", "none"):
+        return None
+    if mode != "emf":
+        raise ConfigurationError(f"{variable} must be 'emf' or 'off', not {mode!r}")
+    name, default = dimension
+    value = environ.get(f"{variable}_{name.upper()}") or default
+    return EmfWriter(environ.get(f"{variable}_NAMESPACE") or namespace, {name: value}, write)

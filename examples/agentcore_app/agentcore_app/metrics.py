@@ -19,8 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Final
 
 from opentelemetry import trace
-from strands_voice_protocol.emf import AGENT_NAMESPACE, EmfWriter, Metric, stdout_writer
-from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.emf import AGENT_NAMESPACE, EmfWriter, Metric, stdout_writer, writer_from_env
 from strands_voice_protocol.events import Event
 
 __all__ = ["DEFAULT_NAMESPACE", "DEFAULT_SERVICE", "AnswerMetrics", "measured", "metrics_from_env"]
@@ -89,14 +88,8 @@ def metrics_from_env(
         ConfigurationError: ``AGENT_METRICS`` names something else.
     """
     env = os.environ if environ is None else environ
-    mode = env.get("AGENT_METRICS", "off").strip().lower()
-    if mode in ("", "off", "none"):
-        return None
-    if mode != "emf":
-        raise ConfigurationError(f"AGENT_METRICS must be 'emf' or 'off', not {mode!r}")
-    namespace = env.get("AGENT_METRICS_NAMESPACE") or DEFAULT_NAMESPACE
-    service = env.get("AGENT_METRICS_SERVICE") or DEFAULT_SERVICE
-    return AnswerMetrics(EmfWriter(namespace, {"Service": service}, write))
+    writer = writer_from_env(env, "AGENT", ("Service", DEFAULT_SERVICE), DEFAULT_NAMESPACE, write)
+    return None if writer is None else AnswerMetrics(writer)
 
 
 def _trace_id() -> str | None:
