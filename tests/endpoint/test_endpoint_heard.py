@@ -18,9 +18,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from endpoint_support import collect, replies, whisper_input
-from kokoro_endpoint.engines import synthesize_segments
 from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine
 from kokoro_endpoint.engines.onnx_split import split_model
+from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy
 from optional_groups import require
