@@ -18,6 +18,7 @@ does. When the split is not possible the original graph runs whole, one segment 
 from __future__ import annotations
 
 import importlib.resources
+import itertools
 import json
 import logging
 import os
@@ -52,6 +53,8 @@ DEFAULT_ONNX_VOICE: Final = "jm_kumo"
 HOP: Final = 600
 #: Samples cross-faded where two decoded windows meet (10 ms).
 CROSSFADE: Final = 240
+#: Long enough to be decoded in windows: the warm-up runs its first window.
+WINDOWED_WARM_UP_TEXT: Final = "The weather is nice today, so please open the front door for me."
 
 
 class SplitSessions:
@@ -168,14 +171,16 @@ class OnnxEngine:
         return self._split is not None and self.plan is not None
 
     def warm_up(self) -> None:
-        """Synthesize one short sentence once (onnxruntime's first run allocates) and load the Japanese
-        reader (the voices are Japanese: it would otherwise load during a first Japanese request)."""
+        """Synthesize one short sentence once (onnxruntime's first run allocates), the first window of a
+        longer one (the shape every request's first window has), and load the Japanese reader (the voices
+        are Japanese: it would otherwise load during a first Japanese request)."""
         self._warm_up.run(lambda text: self._warm(text))
 
-    def _warm(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
+    def _warm(self, text: str) -> Iterator[Any]:
         if "j" in self.languages:
             self._reader("j")
-        return self.synthesize(text, self.default_voice, 1.0)
+        first_window = itertools.islice(self.stream(WINDOWED_WARM_UP_TEXT, self.default_voice, 1.0), 1)
+        return itertools.chain(self.synthesize(text, self.default_voice, 1.0), first_window)
 
     def synthesize(
         self, text: str, voice: str, speed: float, reading: Reading | None = None
@@ -238,7 +243,10 @@ class OnnxEngine:
                 token_starts.append(position)
                 position += len(token.phonemes) + len(token.whitespace)
             cursor = 0
-            for piece in split_phonemes(phonemes, MAX_PHONEMES):
+            # The same encoder runs whether windowed or not (``synthesize`` is ``stream`` decoded whole).
+            cut = self.plan
+            pieces = cut.encoder_pieces(phonemes) if cut else split_phonemes(phonemes, MAX_PHONEMES)
+            for piece in pieces:
                 piece_start = max(cursor, phonemes.find(piece, cursor))
                 cursor = piece_start + len(piece)
                 kept = "".join(p for p in piece if p in self._vocab)[:MAX_PHONEMES]
