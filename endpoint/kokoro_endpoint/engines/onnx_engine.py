@@ -234,6 +234,8 @@ class OnnxEngine:
         plan: WindowPlan | None,
         reading: Reading,
     ) -> Iterator[SpeechPiece]:
+        """Each sentence's phonemes, cut into encoder runs (``WindowPlan.encoder_pieces``), as pieces:
+        decoded whole, or window by window when ``plan`` is given."""
         reader = self._reader(reading.lang)
         text_cursor = 0
         for sentence in split_sentences(text):
