@@ -73,3 +73,11 @@ def test_the_head_is_cut_at_the_best_boundary() -> None:
     phonemes = "ə" * 40 + ", " + "b" * 10 + " " + "c" * 100
     head, *rest = WindowPlan(head_phonemes=64).encoder_pieces(phonemes)
     assert head == "ə" * 40 + "," and rest == ["b" * 10 + " " + "c" * 100]
+
+
+def test_a_short_segment_is_decoded_whole_as_before_the_first_window_shrank() -> None:
+    plan = WindowPlan()
+    assert not plan.windowed(plan.whole_frames) and plan.windowed(plan.whole_frames + 1)
+    assert list(plan.windows(plan.whole_frames)) == [Window(0, 48, 0, 48)]
+    # A plan whose first window and context need more frames than that windows later, as it always did.
+    assert not WindowPlan(first=40).windowed(60) and WindowPlan(first=40).windowed(69)

@@ -48,6 +48,9 @@ class WindowPlan:
         smallest: A last window shorter than this joins the one before it.
         lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
             first window's speech; the earlier ones are sent as zeros without being decoded.
+        whole_frames: A segment of at most this many frames is decoded whole, lead-in included, as before
+            the first window shrank (issue 28): windows would save little there, and a short word's audio
+            (and so its trimmed length) stays what it was.
         head_phonemes: A sentence of more than twice this many phonemes runs the encoder on its head (at
             most this many, cut at the best boundary) as a segment of its own, then on the rest: the
             first window no longer waits for a long sentence's whole encoder run. 0 keeps sentences whole.
@@ -60,6 +63,7 @@ class WindowPlan:
     first_context: int = 6
     smallest: int = 12
     lead_frames: int = 6
+    whole_frames: int = 48
     head_phonemes: int = 64
 
     def __post_init__(self) -> None:
@@ -87,7 +91,7 @@ class WindowPlan:
 
     def windowed(self, frames: int) -> bool:
         """Whether a segment of ``frames`` frames is worth more than one window."""
-        return frames > self.first + self.context + self.smallest
+        return frames > max(self.whole_frames, self.first + self.context + self.smallest)
 
     def windows(self, frames: int) -> Iterator[Window]:
         """The windows covering ``[0, frames)`` in order (one window when the segment is short)."""
