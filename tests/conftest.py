@@ -56,7 +56,7 @@ def full_run(pytestconfig: pytest.Config) -> bool:
 @pytest.fixture(scope="session")
 def onnx_engine() -> Any:
     """The real Kokoro-82M int8 ONNX engine, loaded and warmed once per test session."""
-    from kokoro_endpoint.engines import load_engine
+    from kokoro_endpoint.engines.loader import load_engine
 
     engine = load_engine("onnx")
     engine.warm_up()

@@ -18,7 +18,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.frames import ErrorFrame, encode_server_message
 from strands_voice_protocol.wire import BIDI_PATH
 
-from kokoro_endpoint.engines import Engine
+from kokoro_endpoint.engines.interface import Engine
 from kokoro_endpoint.invocations import invocations
 from kokoro_endpoint.metrics import (
     DEFAULT_INTERVAL_S,

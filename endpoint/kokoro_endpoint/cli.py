@@ -13,7 +13,7 @@ from pathlib import Path
 from strands_voice_protocol.errors import MissingDependencyError
 
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
-from kokoro_endpoint.engines import ENGINE_KINDS
+from kokoro_endpoint.engines.loader import ENGINE_KINDS
 from kokoro_endpoint.lexicon import load_lexicon_file
 from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.settings import Settings

@@ -24,7 +24,8 @@ from strands_voice_protocol.sse import encode_sse
 from strands_voice_protocol.synthesis_events import SynthesisEventBuilder
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, RequestAudio, audio_seconds, synthesize_segments
+from kokoro_endpoint.engines.interface import Engine
+from kokoro_endpoint.engines.pipeline import RequestAudio, audio_seconds, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState

@@ -37,7 +37,7 @@ from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyErr
 from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_lexicon
 from strands_voice_protocol.sse import encode_sse
 
-from kokoro_endpoint.engines import Engine, ReadingEngine
+from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
 from kokoro_endpoint.invocations import SlotResponse, Synthesis, binary_body, read_body

@@ -7,7 +7,8 @@ import logging
 from dataclasses import dataclass, field
 
 from kokoro_endpoint.capacity import Capacity
-from kokoro_endpoint.engines import Engine, load_engine
+from kokoro_endpoint.engines.interface import Engine
+from kokoro_endpoint.engines.loader import load_engine
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 

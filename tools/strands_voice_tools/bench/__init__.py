@@ -15,8 +15,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--schedule`` measures only the endpoint's scheduling, first-in-first-out against deadline side by side
 (:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
 
-``--heard`` measures only section 6, in three configurations on one endpoint (Kokoro's raw segments, the
-silence policy, the silence policy with windowed decoding): before/after for each step in one run.
+``--heard`` measures only section 6, in four configurations on one endpoint, alternated trial by trial
+(Kokoro's raw segments, the silence policy, windowed decoding with issue 15's plan, with the engine's own
+plan): before/after for each step in one run.
 
 A benchmark, not a test: ``--quick`` is the short smoke form CI runs.
 """
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--heard",
         action="store_true",
-        help="only time to first heard sound, before/after each step (raw, silence policy, windowed)",
+        help="only time to first heard sound, before/after each step (raw, silence policy, two window plans)",
     )
     parser.add_argument(
         "--schedule",

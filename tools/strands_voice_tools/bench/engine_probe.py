@@ -48,7 +48,7 @@ def engine_first_segment_ms(
     the first segment. The generator is closed after it, so the rest of the text is not synthesized.
 
     Args:
-        engine: A loaded engine (``kokoro_endpoint.engines.Engine``).
+        engine: A loaded engine (``kokoro_endpoint.engines.interface.Engine``).
         text: The text; the benchmark passes the first chunk the app sent to the endpoint.
         voice: The voice.
         speed: The speaking rate.
@@ -96,7 +96,7 @@ class RecordingEngine:
     """An engine that records the time to each request's first segment; everything else is delegated.
 
     Args:
-        engine: The engine to wrap (``kokoro_endpoint.engines.Engine``).
+        engine: The engine to wrap (``kokoro_endpoint.engines.interface.Engine``).
     """
 
     def __init__(self, engine: Any) -> None:

@@ -8,21 +8,26 @@ On one WebSocket session, alternating trial by trial:
 - two plain sentences in one message: the silence a listener hears between them (the longest run of
   10 ms windows at or below -40 dBFS between the first and the last sound).
 
-:func:`bench_heard_steps` measures the same on one running endpoint in three configurations, so the docs
-can show before/after for each step from one run: Kokoro's raw segments (the session asks ``?trim=0``,
-whole-segment decoding), the silence policy (trimmed, whole-segment decoding), and the silence policy with
-windowed decoding. Windowed decoding is switched on the engine object the endpoint serves from (the ONNX
-engine's ``plan``); engines without it are measured as they are.
+:func:`bench_heard_steps` measures the same on one running endpoint in four configurations, alternated
+trial by trial, so the docs can show before/after for each step from one run: Kokoro's raw segments (the
+session asks ``?trim=0``, whole-segment decoding), the silence policy (trimmed, whole-segment decoding),
+the silence policy with issue 15's windowed decoding (a 20-frame first window, sentences encoded whole),
+and with the engine's own plan (issue 28: a smaller first window, a long sentence's head encoded alone).
+The plan is switched on the engine object the endpoint serves from (the ONNX engine's ``plan``); engines
+without one are measured as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
 
 import numpy as np
+from kokoro_endpoint.engines.windows import WindowPlan
 from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import connect
 
@@ -31,7 +36,15 @@ from strands_voice_tools.bench.endpoint_probe import RequestTiming, time_request
 from strands_voice_tools.bench.stats import summarize
 from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT, HEARD_TWO_SENTENCES
 
-__all__ = ["bench_heard", "bench_heard_steps", "heard_gaps_ms", "measure_heard"]
+__all__ = [
+    "ISSUE_15_PLAN",
+    "STEPS",
+    "HeardStep",
+    "bench_heard",
+    "bench_heard_steps",
+    "heard_gaps_ms",
+    "measure_heard",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +73,72 @@ def heard_gaps_ms(
     return float(loud[0] * step_ms), inside, float((whole - 1 - loud[-1]) * step_ms)
 
 
+@dataclass
+class _HeardRuns:
+    """One configuration's timed trials: short, long and the two-sentence gaps."""
+
+    short: list[RequestTiming] = field(default_factory=list)
+    long: list[RequestTiming] = field(default_factory=list)
+    gaps: list[tuple[float | None, float | None, float | None]] = field(default_factory=list)
+
+
+async def _heard_trial(ws: Any, trial: int, voice: str | None) -> tuple[RequestTiming, RequestTiming, bytes]:
+    """One trial on an open session: short and long (order alternating by trial), then two sentences."""
+    order = (HEARD_SHORT, HEARD_LONG) if trial % 2 == 0 else (HEARD_LONG, HEARD_SHORT)
+    timings = {}
+    for text in order:
+        timing = await time_request(ws, text, voice=voice, cancel_after_first_audio=True)
+        # The step the engine was already running when the cancel came finishes meanwhile.
+        await asyncio.sleep(min(5.0, timing.heard_s or timing.ttfa_s))
+        timings[text] = timing
+    audio = bytearray()
+    await time_request(ws, HEARD_TWO_SENTENCES, voice=voice, audio_sink=audio)
+    return timings[HEARD_SHORT], timings[HEARD_LONG], bytes(audio)
+
+
+def _record(runs: _HeardRuns, trial: tuple[RequestTiming, RequestTiming, bytes]) -> str:
+    """Keep one trial's figures; its progress line."""
+    short, long, audio = trial
+    runs.short.append(short)
+    runs.long.append(long)
+    runs.gaps.append(heard_gaps_ms(audio))
+    return (
+        f"short {_ms(short.heard_s)} ms heard, long {_ms(long.heard_s)} ms heard, gap {runs.gaps[-1][1]} ms"
+    )
+
+
+def _figures(runs: _HeardRuns, query: str) -> dict[str, Any]:
+    """The summaries of one configuration's trials."""
+
+    def times(timings: list[RequestTiming], key: str) -> dict[str, Any] | None:
+        values = [getattr(run, key) * 1e3 for run in timings if getattr(run, key) is not None]
+        return summarize(values) if values else None
+
+    def gap(index: int) -> dict[str, Any] | None:
+        values = [value for g in runs.gaps if (value := g[index]) is not None]
+        return summarize(values) if values else None
+
+    figures: dict[str, Any] = {
+        "query": query,
+        "short_chars": len(HEARD_SHORT),
+        "long_chars": len(HEARD_LONG),
+        "short_ttfb_ms": times(runs.short, "ttfa_s"),
+        "short_heard_ms": times(runs.short, "heard_s"),
+        "long_ttfb_ms": times(runs.long, "ttfa_s"),
+        "long_heard_ms": times(runs.long, "heard_s"),
+        "lead_silence_ms": times(runs.short + runs.long, "sound_offset_s"),
+        "two_sentences_lead_ms": gap(0),
+        "sentence_gap_ms": gap(1),
+        "two_sentences_trail_ms": gap(2),
+    }
+    short_heard = figures["short_heard_ms"]
+    long_heard = figures["long_heard_ms"]
+    figures["ratio_long_over_short_heard"] = (
+        long_heard["median"] / short_heard["median"] if short_heard and long_heard else None
+    )
+    return figures
+
+
 async def measure_heard(
     ws_url: str,
     *,
@@ -81,59 +160,18 @@ async def measure_heard(
         progress: Where progress lines go.
         label: Names this configuration in progress lines.
     """
-    short: list[RequestTiming] = []
-    long: list[RequestTiming] = []
-    gaps: list[tuple[float | None, float | None, float | None]] = []
+    runs = _HeardRuns()
     async with connect(ws_url + query, max_size=None, open_timeout=10.0) as ws:
         for trial in range(warmups + trials):
-            order = (HEARD_SHORT, HEARD_LONG) if trial % 2 == 0 else (HEARD_LONG, HEARD_SHORT)
-            timings = {}
-            for text in order:
-                timing = await time_request(ws, text, voice=voice, cancel_after_first_audio=True)
-                # The step the engine was already running when the cancel came finishes meanwhile.
-                await asyncio.sleep(min(5.0, timing.heard_s or timing.ttfa_s))
-                timings[text] = timing
-            audio = bytearray()
-            await time_request(ws, HEARD_TWO_SENTENCES, voice=voice, audio_sink=audio)
+            result = await _heard_trial(ws, trial, voice)
             if trial < warmups:
                 continue
-            short.append(timings[HEARD_SHORT])
-            long.append(timings[HEARD_LONG])
-            gaps.append(heard_gaps_ms(bytes(audio)))
+            line = _record(runs, result)
             if progress is not None:
                 progress(
-                    f"heard{f' [{label}]' if label else ''} trial {trial - warmups + 1}/{trials}: "
-                    f"short {_ms(short[-1].heard_s)} ms heard, long {_ms(long[-1].heard_s)} ms heard, "
-                    f"gap {gaps[-1][1]} ms"
+                    f"heard{f' [{label}]' if label else ''} trial {trial - warmups + 1}/{trials}: {line}"
                 )
-
-    def times(runs: list[RequestTiming], key: str) -> dict[str, Any] | None:
-        values = [getattr(run, key) * 1e3 for run in runs if getattr(run, key) is not None]
-        return summarize(values) if values else None
-
-    def gap(index: int) -> dict[str, Any] | None:
-        values = [value for g in gaps if (value := g[index]) is not None]
-        return summarize(values) if values else None
-
-    figures: dict[str, Any] = {
-        "query": query,
-        "short_chars": len(HEARD_SHORT),
-        "long_chars": len(HEARD_LONG),
-        "short_ttfb_ms": times(short, "ttfa_s"),
-        "short_heard_ms": times(short, "heard_s"),
-        "long_ttfb_ms": times(long, "ttfa_s"),
-        "long_heard_ms": times(long, "heard_s"),
-        "lead_silence_ms": times(short + long, "sound_offset_s"),
-        "two_sentences_lead_ms": gap(0),
-        "sentence_gap_ms": gap(1),
-        "two_sentences_trail_ms": gap(2),
-    }
-    short_heard = figures["short_heard_ms"]
-    long_heard = figures["long_heard_ms"]
-    figures["ratio_long_over_short_heard"] = (
-        long_heard["median"] / short_heard["median"] if short_heard and long_heard else None
-    )
-    return figures
+    return _figures(runs, query)
 
 
 def _ms(seconds: float | None) -> str:
@@ -147,35 +185,71 @@ async def bench_heard(
     return await measure_heard(ws_url, trials=trials, warmups=warmups, voice=voice, progress=progress)
 
 
-#: The configurations :func:`bench_heard_steps` measures: (name, session query, windowed decoding).
-STEPS: tuple[tuple[str, str, bool], ...] = (
-    ("raw segments (before)", "?trim=0", False),
-    ("silence policy", "", False),
-    ("silence policy + windowed decoding", "", True),
+#: The window plan before issue 28 (issue 15's): a 20-frame first window with 8 frames of right context,
+#: and every sentence's encoder run whole.
+ISSUE_15_PLAN: Final = WindowPlan(first=20, first_context=8, head_phonemes=0)
+
+
+@dataclass(frozen=True)
+class HeardStep:
+    """One configuration of :func:`bench_heard_steps`.
+
+    Attributes:
+        name: Its column in the table.
+        query: The session's options (``?trim=0``: Kokoro's raw segments).
+        plan: The engine's window plan while it runs: ``"engine"`` keeps the engine's own (as loaded),
+            None decodes segments whole, a :class:`WindowPlan` replaces it.
+    """
+
+    name: str
+    query: str
+    plan: WindowPlan | Literal["engine"] | None
+
+
+#: The configurations :func:`bench_heard_steps` measures, each step's before/after in one run.
+STEPS: Final = (
+    HeardStep("raw segments (before)", "?trim=0", None),
+    HeardStep("silence policy", "", None),
+    HeardStep("windowed, issue 15 plan", "", ISSUE_15_PLAN),
+    HeardStep("windowed, first window cut (issue 28)", "", "engine"),
 )
 
 
 async def bench_heard_steps(
     ws_url: str, engine: Any, trials: int, warmups: int, voice: str | None, progress: Progress
 ) -> dict[str, Any]:
-    """Before/after for each step on one running endpoint (see the module docstring)."""
+    """Before/after for each step on one running endpoint (see the module docstring).
+
+    The configurations alternate trial by trial (forward, then backward), each on its own session, so a
+    change in the machine's load reaches all of them alike.
+    """
     plan = getattr(engine, "plan", None)
-    steps: dict[str, Any] = {}
+    switchable = hasattr(engine, "plan")
+    runs = {step.name: _HeardRuns() for step in STEPS}
     try:
-        for name, query, windowed in STEPS:
-            if hasattr(engine, "plan"):
-                engine.plan = plan if windowed else None
-            steps[name] = await measure_heard(
-                ws_url,
-                trials=trials,
-                warmups=warmups,
-                voice=voice,
-                query=query,
-                progress=progress,
-                label=name,
-            )
-            steps[name]["windowed"] = bool(windowed and plan is not None)
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = [
+                await stack.enter_async_context(
+                    connect(ws_url + step.query, max_size=None, open_timeout=10.0)
+                )
+                for step in STEPS
+            ]
+            for trial in range(warmups + trials):
+                order = list(zip(STEPS, sessions, strict=True))
+                for step, ws in order if trial % 2 == 0 else reversed(order):
+                    if switchable:
+                        engine.plan = plan if step.plan == "engine" else step.plan
+                    result = await _heard_trial(ws, trial, voice)
+                    if trial >= warmups:
+                        line = _record(runs[step.name], result)
+                        progress(f"heard [{step.name}] trial {trial - warmups + 1}/{trials}: {line}")
     finally:
-        if hasattr(engine, "plan"):
+        if switchable:
             engine.plan = plan
-    return {"steps": steps, "median_of": trials}
+    steps: dict[str, Any] = {}
+    for step in STEPS:
+        steps[step.name] = _figures(runs[step.name], step.query)
+        steps[step.name]["windowed"] = (
+            switchable and (plan if step.plan == "engine" else step.plan) is not None
+        )
+    return {"steps": steps, "median_of": trials, "alternated": True}

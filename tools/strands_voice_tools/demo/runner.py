@@ -16,7 +16,7 @@ from strands_voice_tools.demo.report import DemoReport
 from strands_voice_tools.demo.stack import start_demo_stack
 
 if TYPE_CHECKING:
-    from kokoro_endpoint.engines import Engine
+    from kokoro_endpoint.engines.interface import Engine
 
 __all__ = ["DEFAULT_FOLLOW_UP", "DEFAULT_OUT_DIR", "DEFAULT_PROMPT", "SESSION_HEADER", "run_demo", "run_mode"]
 

@@ -19,7 +19,7 @@ from strands_voice_tools.demo.errors import DemoError
 from strands_voice_tools.demo.progress import Progress
 
 if TYPE_CHECKING:
-    from kokoro_endpoint.engines import Engine
+    from kokoro_endpoint.engines.interface import Engine
     from kokoro_endpoint.runner import RunningServer
     from strands.models import Model
 
@@ -38,7 +38,7 @@ def load_tts_engine() -> Engine:
         DemoError: The endpoint package or its model files are missing, or the model failed to load.
     """
     try:
-        from kokoro_endpoint.engines import load_engine
+        from kokoro_endpoint.engines.loader import load_engine
     except ImportError as exc:
         raise DemoError(
             "the Kokoro endpoint package is not installed: run the demo from the repository with "
