@@ -4,13 +4,11 @@ pipeline reads Spanish, French, Hindi, Italian and Brazilian Portuguese. espeak-
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 from strands_voice_protocol.errors import MissingDependencyError
 
-from kokoro_endpoint.lexicon import phonemize_with_lexicon
+from kokoro_endpoint.lexicon import WordlessReader
 
 __all__ = ["ESPEAK_LANGUAGES", "EspeakG2P"]
 
@@ -18,7 +16,7 @@ __all__ = ["ESPEAK_LANGUAGES", "EspeakG2P"]
 ESPEAK_LANGUAGES: Final[dict[str, str]] = {"e": "es", "f": "fr-fr", "h": "hi", "i": "it", "p": "pt-br"}
 
 
-class EspeakG2P:
+class EspeakG2P(WordlessReader):
     """Thread-safe text → Kokoro phonemes for one of :data:`ESPEAK_LANGUAGES`.
 
     Raises:
@@ -29,18 +27,9 @@ class EspeakG2P:
         try:
             from misaki import espeak  # type: ignore[import-untyped]
 
-            self._g2p = espeak.EspeakG2P(language=ESPEAK_LANGUAGES[lang])
+            g2p = espeak.EspeakG2P(language=ESPEAK_LANGUAGES[lang])
         except ImportError:
             raise MissingDependencyError(
                 "this language needs espeak-ng: pip install phonemizer-fork espeakng-loader"
             ) from None
-        self._lock = threading.Lock()
-
-    def _phonemize(self, text: str) -> str:
-        with self._lock:
-            phonemes, _ = self._g2p(text)
-        return str(phonemes or "")
-
-    def with_tokens(self, text: str, lexicon: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
-        """Phonemize one sentence (no tokens: espeak reports no word boundaries)."""
-        return phonemize_with_lexicon(text, lexicon or {}, self._phonemize), []
+        super().__init__(g2p)

@@ -16,7 +16,9 @@ rules (``e.g.``, ``$1.5M``) never touch another language's text.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -25,10 +27,13 @@ from kokoro_endpoint.normalize import normalize_for_speech
 from kokoro_endpoint.normalized_text import NormalizedText, identity
 from kokoro_endpoint.voices import voice_language
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "ENGLISH",
     "G2P",
     "LANGUAGE_NAMES",
+    "Readers",
     "Reading",
     "has_japanese",
     "installed_languages",
@@ -143,3 +148,26 @@ def normalized(text: str, lang: str, normalize: bool) -> NormalizedText:
     Other readers normalize for themselves (the Japanese one: full-width forms, numbers in Japanese).
     """
     return normalize_for_speech(text) if normalize and lang in ENGLISH else identity(text)
+
+
+class Readers:
+    """An engine's readers, one per language, each loaded on first use by whichever thread asks first.
+
+    Args:
+        loaded: Readers already made (the English one an engine loads at start).
+    """
+
+    def __init__(self, loaded: Mapping[str, G2P] | None = None) -> None:
+        self._readers: dict[str, G2P] = dict(loaded or {})
+        self._lock = threading.Lock()
+
+    def get(self, lang: str) -> G2P:
+        """The reader of ``lang`` (see :func:`load_g2p` for what it raises)."""
+        reader = self._readers.get(lang)
+        if reader is None:
+            with self._lock:
+                reader = self._readers.get(lang)
+                if reader is None:
+                    reader = self._readers[lang] = load_g2p(lang)
+                    logger.info("lang=<%s> | reader loaded", lang)
+        return reader

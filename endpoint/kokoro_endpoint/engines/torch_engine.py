@@ -38,7 +38,7 @@ from kokoro_endpoint.engines.weights import (
     resolve_model_dir,
 )
 from kokoro_endpoint.g2p import offline_misaki_g2p
-from kokoro_endpoint.languages import ENGLISH, G2P, Reading, installed_languages, load_g2p
+from kokoro_endpoint.languages import ENGLISH, G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import parse_voice, unknown_part
 
@@ -176,8 +176,7 @@ class TorchEngine:
         self._warm_up = WarmUpOnce()
         self.languages = installed_languages() | {"a"}
         self.phonemes = frozenset(getattr(pipeline.model, "vocab", {}))
-        self._readers: dict[str, G2P] = {}
-        self._readers_lock = threading.Lock()
+        self._readers = Readers()
 
     @classmethod
     def load(cls, model_dir: str | Path | None = None, device: str | None = None) -> TorchEngine:
@@ -257,13 +256,10 @@ class TorchEngine:
         return sum(packs[part.name] * (part.weight / total) for part in parts)
 
     def _reader(self, lang: str) -> G2P:
-        """The reader of a language, loaded on first use (once, whichever thread asks first)."""
-        with self._readers_lock:
-            reader = self._readers.get(lang)
-            if reader is None:
-                reader = self._readers[lang] = load_g2p(lang)
-                logger.info("lang=<%s> | reader loaded", lang)
-        return reader
+        """The reader of a language, loaded on first use."""
+        if lang not in self.languages:
+            raise ValueError(f"unsupported language {lang!r}")
+        return self._readers.get(lang)
 
     def _results(self, sentence: str, voice: Any, speed: float, reading: Reading) -> Iterator[Any]:
         """KPipeline's results for one sentence, read as ``reading`` says.
