@@ -111,13 +111,7 @@ class EndpointMetrics:
                 Metric("Errors", "Count", sum(errors.values())),
             ]
         )
-        dimensions = list(self.writer.dimensions)
-        for code, count in sorted(errors.items()):
-            self.writer.emit(
-                [Metric("Errors", "Count", count)],
-                extra_dimensions={"ErrorCode": code},
-                dimension_sets=[[*dimensions, "ErrorCode"]],
-            )
+        self.writer.emit_error_counts(errors)
 
 
 def metrics_from_env(

@@ -200,6 +200,15 @@ class EmfWriter:
         sets = dimension_sets if dimension_sets is not None else [list(self.dimensions)]
         self._write(emf_line(self.namespace, dimensions, sets, metrics, properties))
 
+    def emit_error_counts(self, counts: Mapping[str, int]) -> None:
+        """Write one ``Errors`` line per error code, under the fixed dimensions plus ``ErrorCode``."""
+        for code, count in sorted(counts.items()):
+            self.emit(
+                [Metric("Errors", "Count", count)],
+                extra_dimensions={"ErrorCode": code},
+                dimension_sets=[[*self.dimensions, "ErrorCode"]],
+            )
+
 
 def writer_from_env(
     environ: Mapping[str, str],

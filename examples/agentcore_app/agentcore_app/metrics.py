@@ -68,12 +68,7 @@ class AnswerMetrics:
             dimension_sets=[service, [*service, "Mode"]],
             properties={"TraceId": trace_id} if trace_id else None,
         )
-        for code, count in sorted(error_codes.items()):
-            self.writer.emit(
-                [Metric("Errors", "Count", count)],
-                extra_dimensions={"ErrorCode": code},
-                dimension_sets=[[*service, "ErrorCode"]],
-            )
+        self.writer.emit_error_counts(error_codes)
 
 
 def metrics_from_env(
