@@ -104,8 +104,8 @@ def test_app_payload_rejects(payload: Any, field: str) -> None:
 
 def test_app_payload_speed_range_is_the_protocols() -> None:
     # The app accepts exactly the range the endpoint does: both read strands_voice_protocol.limits.
-    assert parse_payload({"prompt": "Hi", "speed": MIN_SPEED}).speed == MIN_SPEED
-    assert parse_payload({"prompt": "Hi", "speed": MAX_SPEED}).speed == MAX_SPEED
+    assert parse_payload({"prompt": "Hi", "speed": MIN_SPEED}).options.speed == MIN_SPEED
+    assert parse_payload({"prompt": "Hi", "speed": MAX_SPEED}).options.speed == MAX_SPEED
     for outside in (MIN_SPEED - 0.01, MAX_SPEED + 0.01):
         with pytest.raises(PayloadError, match="'speed'"):
             parse_payload({"prompt": "Hi", "speed": outside})
