@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 from typing import Any
 
 #: The specification's list of units.
@@ -56,3 +58,30 @@ def metrics_of(root: dict[str, Any]) -> dict[str, str]:
 def dimension_sets(root: dict[str, Any]) -> list[list[str]]:
     """The dimension sets of a checked line."""
     return [s for d in root["_aws"]["CloudWatchMetrics"] for s in d["Dimensions"]]
+
+
+class EmfLines:
+    """A writer's sink for tests: the EMF lines written, each checked against the specification."""
+
+    def __init__(self) -> None:
+        self.roots: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def write(self, line: str) -> None:
+        root = check_emf(line)
+        with self._lock:
+            self.roots.append(root)
+
+    def having(self, metric: str, **members: Any) -> list[dict[str, Any]]:
+        """The lines with ``metric`` whose members equal ``members``."""
+        with self._lock:
+            roots = list(self.roots)
+        return [r for r in roots if metric in r and all(r.get(k) == v for k, v in members.items())]
+
+    def wait_for(self, metric: str, limit_s: float = 60.0, **members: Any) -> list[dict[str, Any]]:
+        """Wait until at least one such line was written; all of them."""
+        deadline = time.monotonic() + limit_s  # a hang guard, not a timing assertion
+        while not (found := self.having(metric, **members)):
+            assert time.monotonic() < deadline, f"no {metric} line with {members}"
+            time.sleep(0.05)
+        return found

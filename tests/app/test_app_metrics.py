@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-import time
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any
 
@@ -13,7 +11,7 @@ import httpx
 import pytest
 from agentcore_app.metrics import DEFAULT_NAMESPACE, AnswerMetrics, measured, metrics_from_env
 from agentcore_app.scripted import ScriptedModel
-from emf_support import check_emf, dimension_sets, metrics_of
+from emf_support import EmfLines, dimension_sets, metrics_of
 from otel_support import recording_spans
 from strands_voice_protocol.emf import EmfWriter
 from strands_voice_protocol.events import Event, EventBuilder
@@ -28,33 +26,10 @@ LONG_ANSWER = " ".join(
 )
 
 
-class Lines:
-    """The EMF lines written, each checked against the specification."""
-
-    def __init__(self) -> None:
-        self.roots: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def write(self, line: str) -> None:
-        root = check_emf(line)
-        with self._lock:
-            self.roots.append(root)
-
-    def wait_for(self, metric: str, count: int = 1, limit_s: float = 60.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + limit_s  # a hang guard, not a timing assertion
-        while True:
-            with self._lock:
-                found = [r for r in self.roots if metric in r]
-            if len(found) >= count:
-                return found
-            assert time.monotonic() < deadline, f"no {metric} line"
-            time.sleep(0.05)
-
-
-def _metered_app(tts_url: str, text: str) -> tuple[Any, Lines]:
+def _metered_app(tts_url: str, text: str) -> tuple[Any, EmfLines]:
     from agentcore_app.app import create_app
 
-    lines = Lines()
+    lines = EmfLines()
     metrics = AnswerMetrics(EmfWriter(DEFAULT_NAMESPACE, {"Service": "test"}, lines.write))
     model = ScriptedModel(text=text, first_sentence_s=0.15, total_s=0.5)
     app = create_app(tts_url=tts_url, model=model, silence_timeout=SILENCE_S, metrics=metrics)
@@ -63,7 +38,7 @@ def _metered_app(tts_url: str, text: str) -> tuple[Any, Lines]:
 
 
 @pytest.fixture(scope="module")
-def metered_app(endpoint_server: Any) -> Iterator[tuple[str, Lines]]:
+def metered_app(endpoint_server: Any) -> Iterator[tuple[str, EmfLines]]:
     from kokoro_endpoint.runner import running_server
 
     app, lines = _metered_app(endpoint_server.ws_url, "Hello there. This answer is short.")
@@ -77,7 +52,7 @@ def test_metrics_are_off_unless_asked() -> None:
     assert metrics is not None and metrics.writer.dimensions == {"Service": "support-bot"}
 
 
-def test_answer_figures(metered_app: tuple[str, Lines], invoke: Any) -> None:
+def test_answer_figures(metered_app: tuple[str, EmfLines], invoke: Any) -> None:
     url, lines = metered_app
     lines.roots.clear()
     status, events = invoke(url, {"prompt": "Hi", "mode": "batch"})
@@ -130,7 +105,7 @@ def test_speech_error_figures(invoke: Any) -> None:
 
 def test_line_names_the_current_trace() -> None:
     """Beside the trace: the line carries the trace id of the span the answer runs under."""
-    lines = Lines()
+    lines = EmfLines()
     metrics = AnswerMetrics(EmfWriter(DEFAULT_NAMESPACE, {"Service": "test"}, lines.write))
     builder = EventBuilder()
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from emf_support import check_emf, dimension_sets, metrics_of
+from emf_support import EmfLines, dimension_sets, metrics_of
 from kokoro_endpoint.app import create_app
 from kokoro_endpoint.metrics import DEFAULT_NAMESPACE, EndpointMetrics, metrics_from_env
 from kokoro_endpoint.runner import RunningServer, running_server
@@ -26,34 +24,9 @@ pytestmark = pytest.mark.timeout(240)
 TEXT = "Hello there."
 
 
-class Lines:
-    """The EMF lines written, checked against the specification as they come."""
-
-    def __init__(self) -> None:
-        self.roots: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-
-    def write(self, line: str) -> None:
-        root = check_emf(line)
-        with self._lock:
-            self.roots.append(root)
-
-    def having(self, metric: str, **members: Any) -> list[dict[str, Any]]:
-        with self._lock:
-            roots = list(self.roots)
-        return [r for r in roots if metric in r and all(r.get(k) == v for k, v in members.items())]
-
-    def wait_for(self, metric: str, limit_s: float = 60.0, **members: Any) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + limit_s  # a hang guard, not a timing assertion
-        while not (found := self.having(metric, **members)):
-            assert time.monotonic() < deadline, f"no {metric} line with {members}"
-            time.sleep(0.05)
-        return found
-
-
 @pytest.fixture(scope="module")
-def metered(onnx_engine: Any) -> Iterator[tuple[RunningServer, Lines]]:
-    lines = Lines()
+def metered(onnx_engine: Any) -> Iterator[tuple[RunningServer, EmfLines]]:
+    lines = EmfLines()
     metrics = EndpointMetrics(EmfWriter(DEFAULT_NAMESPACE, {"Endpoint": "test"}, lines.write))
     app = create_app(engine=onnx_engine, metrics=metrics, metrics_interval_s=0.2)
     with running_server(app) as server:
@@ -69,7 +42,7 @@ def test_metrics_are_off_unless_asked() -> None:
         metrics_from_env({"KOKORO_METRICS": "prometheus"})
 
 
-def test_bidi_request_metrics_and_error_codes(metered: tuple[RunningServer, Lines]) -> None:
+def test_bidi_request_metrics_and_error_codes(metered: tuple[RunningServer, EmfLines]) -> None:
     server, lines = metered
 
     async def session() -> list[Any]:
@@ -97,7 +70,7 @@ def test_bidi_request_metrics_and_error_codes(metered: tuple[RunningServer, Line
     assert dimension_sets(by_code) == [["Endpoint", "ErrorCode"]] and by_code["Errors"] == 1
 
 
-def test_http_request_metrics(metered: tuple[RunningServer, Lines]) -> None:
+def test_http_request_metrics(metered: tuple[RunningServer, EmfLines]) -> None:
     server, lines = metered
     url = f"{server.base_url}/invocations"
     binary = httpx.post(url, json={"text": TEXT}, timeout=240)
@@ -114,7 +87,7 @@ def test_http_request_metrics(metered: tuple[RunningServer, Lines]) -> None:
     assert lines.wait_for("Errors", ErrorCode=code)
 
 
-def test_interval_metrics(metered: tuple[RunningServer, Lines]) -> None:
+def test_interval_metrics(metered: tuple[RunningServer, EmfLines]) -> None:
     server, lines = metered
     interval = lines.wait_for("ActiveSessions")[-1]
     assert metrics_of(interval) == {
@@ -136,7 +109,7 @@ def test_interval_metrics(metered: tuple[RunningServer, Lines]) -> None:
     asyncio.run(hold_session())
 
 
-def test_bad_frames_are_counted_and_the_session_goes_on(metered: tuple[RunningServer, Lines]) -> None:
+def test_bad_frames_are_counted_and_the_session_goes_on(metered: tuple[RunningServer, EmfLines]) -> None:
     server, lines = metered
 
     async def session() -> list[Any]:
