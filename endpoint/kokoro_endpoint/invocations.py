@@ -26,6 +26,7 @@ from strands_voice_protocol.synthesis_events import SynthesisEventBuilder
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines.interface import Engine
 from kokoro_endpoint.engines.pipeline import RequestAudio, audio_seconds, synthesize_segments
+from kokoro_endpoint.interrupt import Interrupt
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
@@ -135,6 +136,8 @@ class Synthesis:
     async def segments(self) -> AsyncIterator[RequestAudio]:
         """The request's segments (audio and, when asked, words) as each is ready."""
         job, settings = self.job, self.settings
+        # Set when the body stops being read mid-step (the client went away): the engine stops at once.
+        interrupt = Interrupt()
         stream = self.scheduler.stream(
             synthesize_segments(
                 self.engine,
@@ -146,8 +149,10 @@ class Synthesis:
                 normalize=job.normalize,
                 timestamps=job.timestamps,
                 reading=job.reading,
+                interrupt=interrupt,
             ),
             seconds=audio_seconds(self.engine.sample_rate),
+            interrupt=interrupt,
         )
         try:
             while (segment := await stream.next()) is not None:

@@ -15,6 +15,8 @@ Which queued step runs next is the scheduler's ``policy``:
   to the older stream (a session's request N before its request N+1), then to the step submitted first.
 - ``fifo``: first submitted, first run (sessions take turns step by step).
 
+A stream closed while its step runs (a cancel) sets its :class:`~kokoro_endpoint.interrupt.Interrupt`.
+
 The choice is made when a worker becomes free, with the clock of that moment, so it is deterministic for
 a given clock. What the steps produce never depends on it: the engine's windows are a pure function of
 the request, only their order changes.
@@ -35,6 +37,7 @@ from typing import Any, Final, TypeVar
 
 from strands_voice_protocol.errors import ConfigurationError
 
+from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted, close_iterator
 from kokoro_endpoint.playback import Clock, Playback
 
 __all__ = [
@@ -42,7 +45,6 @@ __all__ = [
     "SchedulerCounters",
     "SegmentStream",
     "SynthesisScheduler",
-    "close_iterator",
 ]
 
 logger = logging.getLogger(__name__)
@@ -60,16 +62,6 @@ _END = object()
 
 def _step[T](iterator: Iterator[T]) -> T | object:
     return next(iterator, _END)
-
-
-def close_iterator[T](iterator: Iterator[T]) -> None:
-    """Close a synthesis iterator when it can be closed (a generator); a failure to close is logged."""
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        try:
-            close()
-        except Exception:
-            logger.exception("could not close a synthesis iterator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +143,7 @@ class SynthesisScheduler:
         iterator: Iterator[T],
         playback: Playback | None = None,
         seconds: Callable[[T], float] | None = None,
+        interrupt: Interrupt | None = None,
     ) -> SegmentStream[T]:
         """Wrap a request's step iterator so its steps run here.
 
@@ -159,13 +152,14 @@ class SynthesisScheduler:
             playback: The listener's playback clock (shared by a session's requests); a new one if None.
             seconds: The audio seconds of a step's result; without it the playback learns nothing and
                 every step is due when the request arrived.
+            interrupt: What the iterator's model calls watch; set when the stream is closed mid-step.
         """
         with self._condition:
             order = next(self._stream_seq)
             playback = playback or self.playback()
             self._open[id(playback)] = self._open.get(id(playback), 0) + 1
             playback.streams.add(order)
-        return SegmentStream(self, iterator, playback, seconds, order)
+        return SegmentStream(self, iterator, playback, seconds, order, interrupt)
 
     def counters(self) -> SchedulerCounters:
         """A snapshot of the counters."""
@@ -307,6 +301,7 @@ class SegmentStream[T]:
         iterator: The request's steps.
         playback: The listener's playback clock.
         seconds: The audio seconds of a step's result (None: unknown).
+        interrupt: Set by :meth:`close` while a step runs (None: the step runs to its end).
         since: When the request arrived (its first step is due then).
         order: The stream's creation order (older streams win ties).
         started: Whether a step of it has run.
@@ -319,9 +314,11 @@ class SegmentStream[T]:
         playback: Playback,
         seconds: Callable[[T], float] | None,
         order: int,
+        interrupt: Interrupt | None = None,
     ) -> None:
         self._scheduler = scheduler
         self.iterator = iterator
+        self.interrupt = interrupt
         self.playback = playback
         self.seconds = seconds
         self.since = scheduler.clock()  # the request arrives now
@@ -354,7 +351,8 @@ class SegmentStream[T]:
         return self.playback.deadline(self.since)
 
     async def next(self) -> T | None:
-        """The next step's result, or None when the iterator is exhausted or the stream closed.
+        """The next step's result, or None when the iterator is exhausted or the stream closed (also when
+        :meth:`close` is called, from another task, while this waits).
 
         Raises:
             Exception: whatever the engine raised for this step.
@@ -365,6 +363,13 @@ class SegmentStream[T]:
         self._running = future
         try:
             result = await asyncio.wrap_future(future)
+        except (asyncio.CancelledError, SynthesisInterrupted):
+            # Closed meanwhile (a cancel from another task): its queued step was dropped, or its running
+            # step interrupted. A cancellation of this task itself goes on.
+            task = asyncio.current_task()
+            if self._closed and not (task is not None and task.cancelling()):
+                return None
+            raise
         finally:
             self._running = None if future.done() else future
         if result is _END:
@@ -373,7 +378,8 @@ class SegmentStream[T]:
         return result  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        """Stop: a queued step is dropped; a running one finishes its step, then the iterator closes."""
+        """Stop: a queued step is dropped; a running one is interrupted (or, when the engine cannot stop
+        mid-call, finishes its step), then the iterator closes."""
         if self._closed:
             return
         self._closed = True
@@ -383,5 +389,7 @@ class SegmentStream[T]:
         if running is not None and not running.cancel() and not running.done():
             # The generator is executing on a worker thread; close it there once this step returns.
             running.add_done_callback(lambda _: close_iterator(self.iterator))
+            if self.interrupt is not None:
+                self.interrupt.set()
         else:
             close_iterator(self.iterator)

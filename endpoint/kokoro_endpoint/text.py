@@ -118,7 +118,8 @@ def split_clauses(sentence: str, max_chars: int, min_chars: int = MIN_CLAUSE_CHA
         ends = [
             match.end()
             for match in _CLAUSE_END.finditer(rest)
-            if match.end() >= min_chars and len(rest) - match.end() >= min_chars
+            # Measured as the phrases will be (trimmed): the match may end in whitespace.
+            if len(rest[: match.end()].strip()) >= min_chars and len(rest[match.end() :].strip()) >= min_chars
         ]
         if not ends:
             break

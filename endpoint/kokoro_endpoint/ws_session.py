@@ -42,8 +42,9 @@ from strands_voice_protocol.frames import (
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines.interface import Engine
-from kokoro_endpoint.engines.pipeline import audio_seconds, synthesize_segments
-from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.engines.pipeline import RequestAudio, audio_seconds, synthesize_segments
+from kokoro_endpoint.interrupt import Interrupt
+from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
 from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
@@ -87,10 +88,15 @@ class _Request:
         self.audio: asyncio.Queue[_Segment | _Marker] = asyncio.Queue(maxsize=AUDIO_BUFFER_SEGMENTS)
         self.cancelled = False
         self.holds_permit = False
+        self.stream: SegmentStream[RequestAudio] | None = None  # while it is being synthesized
 
     def cancel(self) -> None:
         if not self.cancelled:
             self.cancelled = True
+            if self.stream is not None:
+                # Stops the engine's running step (an interruptible engine's at once): the session's
+                # next request must not wait for audio nobody will hear.
+                self.stream.close()
             # Drop the buffered audio (never sent now): this frees the memory, releases a producer
             # blocked on a full queue, and leaves room to wake a sender waiting for audio.
             while not self.audio.empty():
@@ -245,6 +251,7 @@ class BidiSession:
     async def _synthesize(self, request: _Request) -> None:
         job = request.job
         stream = None
+        interrupt = Interrupt()
         skip = SampleSkip(job.skip_samples or 0, self._engine.sample_rate)
         try:
             stream = self._scheduler.stream(
@@ -258,10 +265,13 @@ class BidiSession:
                     normalize=job.normalize,
                     timestamps=job.timestamps,
                     reading=job.reading,
+                    interrupt=interrupt,
                 ),
                 self._playback,
                 audio_seconds(self._engine.sample_rate),
+                interrupt,
             )
+            request.stream = stream
             while not request.cancelled:
                 segment = await stream.next()
                 if request.cancelled:

@@ -61,6 +61,13 @@ def test_playback_counts_each_starved_gap() -> None:
     assert result.segments == ((1.0, 2.0), (2.5, 3.0), (3.25, 4.25))
 
 
+def test_the_stall_is_the_start_delay_a_player_needs_to_never_wait() -> None:
+    # Same arrivals as above: started 0.75 s after the first byte (a 0.75 s silence first), no stall.
+    chunks = [(1.0, 1.0), (2.5, 0.5), (3.25, 1.0)]
+    assert simulate_playback([(1.0, 0.75), *chunks]).stall_s == 0.0
+    assert simulate_playback([(1.0, 0.74), *chunks]).stall_s == pytest.approx(0.01)
+
+
 def test_playback_of_nothing_is_empty() -> None:
     assert simulate_playback([]).stall_s == 0.0
 

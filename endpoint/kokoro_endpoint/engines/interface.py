@@ -15,10 +15,17 @@ import numpy.typing as npt
 
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import SpeechSegment
+from kokoro_endpoint.interrupt import Interrupt, close_iterator
 from kokoro_endpoint.languages import Reading
-from kokoro_endpoint.scheduler import close_iterator
 
-__all__ = ["Engine", "ReadingEngine", "SegmentTimingEngine", "StreamingEngine", "speech_pieces"]
+__all__ = [
+    "Engine",
+    "InterruptibleEngine",
+    "ReadingEngine",
+    "SegmentTimingEngine",
+    "StreamingEngine",
+    "speech_pieces",
+]
 
 
 @runtime_checkable
@@ -79,6 +86,22 @@ class StreamingEngine(Engine, Protocol):
 
 
 @runtime_checkable
+class InterruptibleEngine(StreamingEngine, Protocol):
+    """A streaming engine whose model call can be stopped mid-way from another thread.
+
+    Its :meth:`~StreamingEngine.stream` takes a keyword ``interrupt``
+    (:class:`~kokoro_endpoint.interrupt.Interrupt`): once it is set, the call running stops and the
+    iterator raises :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`. Other engines finish the
+    step they are in (the scheduler closes them after it).
+
+    Attributes:
+        interruptible: True.
+    """
+
+    interruptible: bool
+
+
+@runtime_checkable
 class SegmentTimingEngine(Engine, Protocol):
     """An engine that also reports each segment's phoneme durations (for word timestamps)."""
 
@@ -106,16 +129,24 @@ class ReadingEngine(Engine, Protocol):
 
 
 def speech_pieces(
-    engine: Engine, text: str, voice: str, speed: float, reading: Reading | None = None
+    engine: Engine,
+    text: str,
+    voice: str,
+    speed: float,
+    reading: Reading | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Iterator[SpeechPiece]:
     """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
 
     A :class:`SegmentTimingEngine` that cannot stream gives one piece per segment carrying its timing.
     ``reading`` reaches a :class:`ReadingEngine` (the others were only given requests they read: see
-    ``synthesis_job``). Closing this generator closes the engine's.
+    ``synthesis_job``), ``interrupt`` an :class:`InterruptibleEngine`. Closing this generator closes the
+    engine's.
     """
     pieces: Iterator[SpeechPiece]
-    read = {"reading": reading} if isinstance(engine, ReadingEngine) else {}
+    read: dict[str, Any] = {"reading": reading} if isinstance(engine, ReadingEngine) else {}
+    if interrupt is not None and isinstance(engine, InterruptibleEngine) and engine.interruptible:
+        read["interrupt"] = interrupt
     if isinstance(engine, StreamingEngine):
         pieces = engine.stream(text, voice, speed, **read)
     elif isinstance(engine, SegmentTimingEngine):

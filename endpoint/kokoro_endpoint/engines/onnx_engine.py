@@ -13,6 +13,9 @@ The graph is split once into an encoder and a decoder (:mod:`kokoro_endpoint.eng
 the decoder over growing windows of frames (:mod:`kokoro_endpoint.engines.windows`), yielding each
 window's audio as soon as it exists, so the first audio of a long sentence costs about what a short one's
 does. When the split is not possible the original graph runs whole, one segment at a time.
+
+Every model call of a streamed request watches the request's :class:`~kokoro_endpoint.interrupt.Interrupt`:
+when the request is cancelled mid-call, onnxruntime stops at its next node (``RunOptions.terminate``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, 
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
+from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
 from kokoro_endpoint.languages import G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import blend_styles, parse_voice
@@ -86,6 +90,8 @@ class OnnxEngine:
     name = "onnx"
     sample_rate = SAMPLE_RATE
     default_voice = DEFAULT_ONNX_VOICE
+    #: :meth:`stream` takes an ``interrupt`` (``interface.InterruptibleEngine``).
+    interruptible = True
 
     def __init__(
         self,
@@ -192,14 +198,21 @@ class OnnxEngine:
         return (piece.audio for piece in self._pieces(text, pack, speed, None, reading or Reading()))
 
     def stream(
-        self, text: str, voice: str, speed: float, reading: Reading | None = None
+        self,
+        text: str,
+        voice: str,
+        speed: float,
+        reading: Reading | None = None,
+        interrupt: Interrupt | None = None,
     ) -> Iterator[SpeechPiece]:
         """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
 
         A segment's first piece carries its timing (word timestamps) when the model reports durations.
+        Once ``interrupt`` is set, the model call running stops and the iterator raises
+        :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`.
         """
         pack = self._pack(voice)
-        return self._pieces(text, pack, speed, self.plan, reading or Reading())
+        return self._pieces(text, pack, speed, self.plan, reading or Reading(), interrupt)
 
     def _pack(self, voice: str) -> npt.NDArray[np.float32]:
         """The style pack of a voice, or of a blend (the weighted mean of its parts')."""
@@ -224,6 +237,7 @@ class OnnxEngine:
         speed: float,
         plan: WindowPlan | None,
         reading: Reading,
+        interrupt: Interrupt | None = None,
     ) -> Iterator[SpeechPiece]:
         """Each sentence's phonemes, cut into encoder runs (``WindowPlan.encoder_pieces``), as pieces:
         decoded whole, or window by window when ``plan`` is given."""
@@ -264,12 +278,12 @@ class OnnxEngine:
                     "speed": np.array([speed], dtype=np.float32),
                 }
                 if self._split is None:
-                    outputs = self._session.run(self._outputs, feeds)
+                    outputs = _run(self._session, self._outputs, feeds, interrupt)
                     audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
                     timing = self._timing(segment, outputs[1]) if len(outputs) > 1 else None
                     yield SpeechPiece(audio, True, timing)
                 else:
-                    yield from self._decode(self._split, feeds, segment, plan)
+                    yield from self._decode(self._split, feeds, segment, plan, interrupt)
 
     def _timing(self, segment: _Segment, durations: Any) -> SegmentTiming:
         """The segment's timing from the model's frames per token (``[pad, *tokens, pad]``)."""
@@ -279,15 +293,20 @@ class OnnxEngine:
         )
 
     def _decode(
-        self, split: SplitSessions, feeds: dict[str, Any], segment: _Segment, plan: WindowPlan | None
+        self,
+        split: SplitSessions,
+        feeds: dict[str, Any],
+        segment: _Segment,
+        plan: WindowPlan | None,
+        interrupt: Interrupt | None,
     ) -> Iterator[SpeechPiece]:
-        asr, f0, energy, durations, phase = split.encoder.run(None, feeds)
+        asr, f0, energy, durations, phase = _run(split.encoder, None, feeds, interrupt)
         frames = int(asr.shape[2])
         timing = self._timing(segment, durations)
         durations = np.rint(np.asarray(durations)).astype(np.int64).reshape(-1)
         windows = list(plan.windows(frames)) if plan is not None else []
         if plan is None or len(windows) <= 1:
-            audio = self._run_decoder(split, feeds["style"], asr, f0, energy, phase, 0, frames)
+            audio = _run_decoder(split, feeds["style"], (asr, f0, energy, phase), 0, frames, interrupt)
             yield SpeechPiece(audio, True, timing)
             return
         # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
@@ -297,39 +316,57 @@ class OnnxEngine:
         windows = list(plan.windows(frames - skip))
         stitcher = WindowStitcher(HOP, (frames - skip) * HOP, CROSSFADE)
         for index, window in enumerate(windows):
-            audio = self._run_decoder(
-                split, feeds["style"], asr, f0, energy, phase, window.lo + skip, window.hi + skip
+            audio = _run_decoder(
+                split, feeds["style"], (asr, f0, energy, phase), window.lo + skip, window.hi + skip, interrupt
             )
             out = stitcher.add(window, audio)
             if index == 0 and skip:
                 out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
             yield SpeechPiece(out, index == len(windows) - 1, timing if index == 0 else None)
 
-    @staticmethod
-    def _run_decoder(
-        split: SplitSessions,
-        style: npt.NDArray[np.float32],
-        asr: npt.NDArray[np.float32],
-        f0: npt.NDArray[np.float32],
-        energy: npt.NDArray[np.float32],
-        phase: npt.NDArray[np.float32],
-        lo: int,
-        hi: int,
-    ) -> npt.NDArray[np.float32]:
-        """Decode frames ``[lo, hi)``, continuing the harmonic source's phase from frame ``lo``."""
-        # The phase runs at the F0 curve's rate (two steps per frame), in cycles.
-        offset = phase[:, 2 * lo - 1 : 2 * lo, :] if lo > 0 else np.zeros((1, 1, phase.shape[2]), np.float32)
-        (audio,) = split.decoder.run(
-            None,
-            {
-                "style": style,
-                ASR: asr[:, :, lo:hi],
-                F0: f0[:, 2 * lo : 2 * hi],
-                ENERGY: energy[:, 2 * lo : 2 * hi],
-                PHASE_OFFSET: np.ascontiguousarray(offset, dtype=np.float32),
-            },
-        )
-        return np.asarray(audio, dtype=np.float32).reshape(-1)
+
+def _run(session: Any, outputs: list[str] | None, feeds: dict[str, Any], interrupt: Interrupt | None) -> Any:
+    """One model call; when ``interrupt`` is set meanwhile, onnxruntime stops at its next node.
+
+    Raises:
+        SynthesisInterrupted: the interrupt was set before or during the call.
+    """
+    if interrupt is None:
+        return session.run(outputs, feeds)
+    import onnxruntime as ort
+
+    options = ort.RunOptions()
+    with interrupt.watching(lambda: setattr(options, "terminate", True)):
+        try:
+            return session.run(outputs, feeds, options)
+        except Exception:
+            if interrupt.is_set:  # onnxruntime's own error says only "terminate flag being set"
+                raise SynthesisInterrupted("the request was cancelled") from None
+            raise
+
+
+def _run_decoder(
+    split: SplitSessions,
+    style: npt.NDArray[np.float32],
+    encoded: tuple[npt.NDArray[np.float32], ...],
+    lo: int,
+    hi: int,
+    interrupt: Interrupt | None,
+) -> npt.NDArray[np.float32]:
+    """Decode frames ``[lo, hi)`` of the encoder's ``(asr, f0, energy, phase)``, continuing the harmonic
+    source's phase from frame ``lo``."""
+    asr, f0, energy, phase = encoded
+    # The phase runs at the F0 curve's rate (two steps per frame), in cycles.
+    offset = phase[:, 2 * lo - 1 : 2 * lo, :] if lo > 0 else np.zeros((1, 1, phase.shape[2]), np.float32)
+    feeds = {
+        "style": style,
+        ASR: asr[:, :, lo:hi],
+        F0: f0[:, 2 * lo : 2 * hi],
+        ENERGY: energy[:, 2 * lo : 2 * hi],
+        PHASE_OFFSET: np.ascontiguousarray(offset, dtype=np.float32),
+    }
+    (audio,) = _run(split.decoder, None, feeds, interrupt)
+    return np.asarray(audio, dtype=np.float32).reshape(-1)
 
 
 @dataclass(frozen=True, slots=True)

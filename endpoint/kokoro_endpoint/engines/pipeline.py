@@ -15,8 +15,8 @@ import numpy.typing as npt
 from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.interface import Engine, speech_pieces
+from kokoro_endpoint.interrupt import Interrupt, close_iterator
 from kokoro_endpoint.languages import Reading, normalized
-from kokoro_endpoint.scheduler import close_iterator
 from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import locate, split_segments
 from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
@@ -54,6 +54,7 @@ def synthesize_segments(
     normalize: bool = True,
     timestamps: bool = False,
     reading: Reading | None = None,
+    interrupt: Interrupt | None = None,
 ) -> Iterator[RequestAudio]:
     """A request's audio: one engine call per sentence or phrase (``text.split_segments``), streamed.
 
@@ -74,6 +75,8 @@ def synthesize_segments(
         normalize: Read written forms the way people say them (``normalize.normalize_for_speech``).
         timestamps: Work out each segment's words (needs an engine that reports timing; others give none).
         reading: The language and lexicon (None: American English, no lexicon).
+        interrupt: Set when the request is cancelled: an engine that can stops its model call at once
+            (``interface.InterruptibleEngine``), and the generator raises ``SynthesisInterrupted``.
 
     Yields:
         Outputs as they are ready (never empty audio), one per engine step (plus each phrase's pause).
@@ -91,7 +94,9 @@ def synthesize_segments(
     for phrase in split_segments(spoken.text, clause_chars):
         offset = max(cursor, locate(spoken.text, phrase, cursor))
         cursor = offset + 1
-        pieces = speech_pieces(engine, phrase, voice, speed, reading)
+        if interrupt is not None:
+            interrupt.check()
+        pieces = speech_pieces(engine, phrase, voice, speed, reading, interrupt)
         try:
             owed = False  # the segment before (in this phrase) owes a clause pause
             words: list[WordTiming] = []  # the current segment's words, until its first sound is out

@@ -27,6 +27,7 @@ from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import ClientConnection, connect
 
 from strands_voice_tools.audio_analysis import FirstHeard
+from strands_voice_tools.bench.stats import simulate_playback
 
 __all__ = ["RequestTiming", "measure_concurrent", "measure_request", "time_request"]
 
@@ -48,6 +49,9 @@ class RequestTiming:
             10 ms window above -40 dBFS, on a player that starts with the first byte); None when the
             audio has no audible window.
         sound_offset_s: Where that sound is in the request's audio (the silence heard before it).
+        stall_s: How long a real-time player starting at the first byte waited for audio before the end
+            (``stats.simulate_playback``; also how much later it would have to start to never wait); None
+            when cancelled.
     """
 
     ttfa_s: float
@@ -58,6 +62,7 @@ class RequestTiming:
     cancelled: bool = False
     heard_s: float | None = None
     sound_offset_s: float | None = None
+    stall_s: float | None = None
 
 
 async def time_request(
@@ -86,6 +91,7 @@ async def time_request(
     first_audio: float | None = None
     audio_bytes = 0
     heard = FirstHeard(sample_rate)
+    chunks: list[tuple[float, float]] = []  # (arrival, seconds of pcm16 audio) per frame
     cancel_sent = False
     while True:
         try:
@@ -98,6 +104,7 @@ async def time_request(
             arrived = time.perf_counter()
             if first_audio is None:
                 first_audio = arrived
+            chunks.append((arrived - started, len(frame) / (2 * sample_rate)))
             audio_bytes += len(frame)
             if audio_sink is not None:
                 audio_sink.extend(frame)
@@ -138,6 +145,7 @@ async def time_request(
                 audio_duration_s=message.total_duration_s,
                 heard_s=heard.heard_at,
                 sound_offset_s=heard.sound_offset_s,
+                stall_s=simulate_playback(chunks).stall_s,
             )
 
 

@@ -32,10 +32,11 @@ class _WholeSegment:
     timing: Any = None
 
 
-def _pieces(engine: Any, text: str, voice: str, speed: float) -> Iterator[Any]:
-    """``engine.stream`` where the engine streams; else each segment as one piece."""
+def _pieces(engine: Any, text: str, voice: str, speed: float, **options: Any) -> Iterator[Any]:
+    """``engine.stream`` where the engine streams (with ``options``, e.g. its interrupt); else each
+    segment as one piece."""
     if hasattr(engine, "stream"):
-        return iter(engine.stream(text, voice, speed))
+        return iter(engine.stream(text, voice, speed, **options))
     return (_WholeSegment(audio) for audio in engine.synthesize(text, voice, speed))
 
 
@@ -116,9 +117,18 @@ class RecordingEngine:
         """The wrapped engine's segments; the first one is timed where it is computed."""
         yield from self._timed(text, lambda: self.engine.synthesize(text, voice, speed))
 
-    def stream(self, text: str, voice: str, speed: float) -> Iterator[Any]:
-        """The wrapped engine's streamed pieces (a segment each when it cannot stream); the first is timed."""
-        yield from self._timed(text, lambda: _pieces(self.engine, text, voice, speed))
+    @property
+    def interruptible(self) -> bool:
+        """Whether the wrapped engine's model call stops when the request's interrupt is set."""
+        return bool(getattr(self.engine, "interruptible", False))
+
+    def stream(self, text: str, voice: str, speed: float, interrupt: Any = None) -> Iterator[Any]:
+        """The wrapped engine's streamed pieces (a segment each when it cannot stream); the first is timed.
+
+        ``interrupt`` (the endpoint's, when the wrapped engine is interruptible) is handed on.
+        """
+        options = {"interrupt": interrupt} if interrupt is not None else {}
+        yield from self._timed(text, lambda: _pieces(self.engine, text, voice, speed, **options))
 
     def _timed(self, text: str, start: Callable[[], Iterable[Any]]) -> Iterator[Any]:
         """What ``start()`` yields, with the time to its first item recorded as one call."""

@@ -6,7 +6,10 @@ On one WebSocket session, alternating trial by trial:
   byte and time to first heard sound (:class:`~strands_voice_tools.audio_analysis.FirstHeard`), and how much
   silence precedes the first sound;
 - two plain sentences in one message: the silence a listener hears between them (the longest run of
-  10 ms windows at or below -40 dBFS between the first and the last sound).
+  10 ms windows at or below -40 dBFS between the first and the last sound), and whether the audio came in
+  time: how long a real-time player starting at the first byte would wait for audio (which is also how
+  much later it would have to start to never wait: a first sound that comes early but stalls right after
+  is no win on a CPU that decodes about as fast as it plays).
 
 :func:`bench_heard_steps` measures the same on one running endpoint in four configurations, alternated
 trial by trial, so the docs can show before/after for each step from one run: Kokoro's raw segments (the
@@ -80,9 +83,13 @@ class _HeardRuns:
     short: list[RequestTiming] = field(default_factory=list)
     long: list[RequestTiming] = field(default_factory=list)
     gaps: list[tuple[float | None, float | None, float | None]] = field(default_factory=list)
+    played: list[RequestTiming] = field(default_factory=list)  # the two sentences, played through
 
 
-async def _heard_trial(ws: Any, trial: int, voice: str | None) -> tuple[RequestTiming, RequestTiming, bytes]:
+_Trial = tuple[RequestTiming, RequestTiming, RequestTiming, bytes]
+
+
+async def _heard_trial(ws: Any, trial: int, voice: str | None) -> _Trial:
     """One trial on an open session: short and long (order alternating by trial), then two sentences."""
     order = (HEARD_SHORT, HEARD_LONG) if trial % 2 == 0 else (HEARD_LONG, HEARD_SHORT)
     timings = {}
@@ -92,18 +99,20 @@ async def _heard_trial(ws: Any, trial: int, voice: str | None) -> tuple[RequestT
         await asyncio.sleep(min(5.0, timing.heard_s or timing.ttfa_s))
         timings[text] = timing
     audio = bytearray()
-    await time_request(ws, HEARD_TWO_SENTENCES, voice=voice, audio_sink=audio)
-    return timings[HEARD_SHORT], timings[HEARD_LONG], bytes(audio)
+    played = await time_request(ws, HEARD_TWO_SENTENCES, voice=voice, audio_sink=audio)
+    return timings[HEARD_SHORT], timings[HEARD_LONG], played, bytes(audio)
 
 
-def _record(runs: _HeardRuns, trial: tuple[RequestTiming, RequestTiming, bytes]) -> str:
+def _record(runs: _HeardRuns, trial: _Trial) -> str:
     """Keep one trial's figures; its progress line."""
-    short, long, audio = trial
+    short, long, played, audio = trial
     runs.short.append(short)
     runs.long.append(long)
+    runs.played.append(played)
     runs.gaps.append(heard_gaps_ms(audio))
     return (
-        f"short {_ms(short.heard_s)} ms heard, long {_ms(long.heard_s)} ms heard, gap {runs.gaps[-1][1]} ms"
+        f"short {_ms(short.heard_s)} ms heard, long {_ms(long.heard_s)} ms heard, gap {runs.gaps[-1][1]} ms, "
+        f"stall {_ms(played.stall_s)} ms"
     )
 
 
@@ -130,6 +139,8 @@ def _figures(runs: _HeardRuns, query: str) -> dict[str, Any]:
         "two_sentences_lead_ms": gap(0),
         "sentence_gap_ms": gap(1),
         "two_sentences_trail_ms": gap(2),
+        "two_sentences_heard_ms": times(runs.played, "heard_s"),
+        "two_sentences_stall_ms": times(runs.played, "stall_s"),
     }
     short_heard = figures["short_heard_ms"]
     long_heard = figures["long_heard_ms"]

@@ -90,6 +90,8 @@ def _heard_section_rows(
             _ms(heard["sentence_gap_ms"]),
             mark("heard_sentence_gap_ms"),
         ),
+        (section, "two sentences: first HEARD sound", _ms(heard.get("two_sentences_heard_ms")), ""),
+        (section, "two sentences: player waits (stall)", _ms(heard.get("two_sentences_stall_ms")), ""),
     ]
 
 

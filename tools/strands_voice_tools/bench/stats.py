@@ -91,7 +91,8 @@ def simulate_playback(chunks: Sequence[tuple[float, float]], *, tolerance_s: flo
         tolerance_s: Gaps this short or shorter are not counted (timer noise), 0 by default.
 
     Returns:
-        The total starved time, the number of gaps, and when playback ends.
+        The total starved time, the number of gaps, and when playback ends. The starved time is also the
+        shortest delay after the first arrival at which a player could start and never wait.
     """
     if not chunks:
         return PlaybackResult(stall_s=0.0, stalls=0, end_s=0.0)
