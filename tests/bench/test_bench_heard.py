@@ -36,5 +36,6 @@ def test_measure_heard_on_the_real_endpoint(endpoint_server: Any) -> None:
     assert figures["lead_silence_ms"]["max"] <= 30.0  # trimmed: no 330 ms lead-in
     assert 250.0 <= figures["sentence_gap_ms"]["median"] <= 500.0  # the policy's pause, not ~900 ms
     assert figures["two_sentences_stall_ms"]["n"] == 1  # played through: its stall is known
+    assert figures["short_after_cancel_heard_ms"]["n"] == 1  # the answer after a barge-in
     raw = asyncio.run(measure_heard(endpoint_server.ws_url, trials=1, warmups=0, query="?trim=0"))
     assert raw["lead_silence_ms"]["min"] >= 200.0  # Kokoro's own lead-in, untrimmed

@@ -5,6 +5,9 @@ On one WebSocket session, alternating trial by trial:
 - a 44-character sentence and a 197-character sentence with no internal punctuation: time to first
   byte and time to first heard sound (:class:`~strands_voice_tools.audio_analysis.FirstHeard`), and how much
   silence precedes the first sound;
+- a barge-in: the long sentence cancelled at its first heard sound and the short one sent at once (the
+  first heard sound of an answer that follows an interrupted one: the cancelled request's running step
+  must not hold the engine);
 - two plain sentences in one message: the silence a listener hears between them (the longest run of
   10 ms windows at or below -40 dBFS between the first and the last sound), and whether the audio came in
   time: how long a real-time player starting at the first byte would wait for audio (which is also how
@@ -84,9 +87,10 @@ class _HeardRuns:
     long: list[RequestTiming] = field(default_factory=list)
     gaps: list[tuple[float | None, float | None, float | None]] = field(default_factory=list)
     played: list[RequestTiming] = field(default_factory=list)  # the two sentences, played through
+    after_cancel: list[RequestTiming] = field(default_factory=list)  # the short one, after a barge-in
 
 
-_Trial = tuple[RequestTiming, RequestTiming, RequestTiming, bytes]
+_Trial = tuple[RequestTiming, RequestTiming, RequestTiming, RequestTiming, bytes]
 
 
 async def _heard_trial(ws: Any, trial: int, voice: str | None) -> _Trial:
@@ -98,21 +102,26 @@ async def _heard_trial(ws: Any, trial: int, voice: str | None) -> _Trial:
         # The step the engine was already running when the cancel came finishes meanwhile.
         await asyncio.sleep(min(5.0, timing.heard_s or timing.ttfa_s))
         timings[text] = timing
+    # A barge-in: the long sentence cancelled at its first sound, the short one sent at once.
+    await time_request(ws, HEARD_LONG, voice=voice, cancel_after_first_audio=True)
+    after_cancel = await time_request(ws, HEARD_SHORT, voice=voice, cancel_after_first_audio=True)
+    await asyncio.sleep(min(5.0, after_cancel.heard_s or after_cancel.ttfa_s))
     audio = bytearray()
     played = await time_request(ws, HEARD_TWO_SENTENCES, voice=voice, audio_sink=audio)
-    return timings[HEARD_SHORT], timings[HEARD_LONG], played, bytes(audio)
+    return timings[HEARD_SHORT], timings[HEARD_LONG], after_cancel, played, bytes(audio)
 
 
 def _record(runs: _HeardRuns, trial: _Trial) -> str:
     """Keep one trial's figures; its progress line."""
-    short, long, played, audio = trial
+    short, long, after_cancel, played, audio = trial
     runs.short.append(short)
     runs.long.append(long)
+    runs.after_cancel.append(after_cancel)
     runs.played.append(played)
     runs.gaps.append(heard_gaps_ms(audio))
     return (
-        f"short {_ms(short.heard_s)} ms heard, long {_ms(long.heard_s)} ms heard, gap {runs.gaps[-1][1]} ms, "
-        f"stall {_ms(played.stall_s)} ms"
+        f"short {_ms(short.heard_s)} ms heard ({_ms(after_cancel.heard_s)} after a cancel), "
+        f"long {_ms(long.heard_s)} ms heard, gap {runs.gaps[-1][1]} ms, stall {_ms(played.stall_s)} ms"
     )
 
 
@@ -133,6 +142,7 @@ def _figures(runs: _HeardRuns, query: str) -> dict[str, Any]:
         "long_chars": len(HEARD_LONG),
         "short_ttfb_ms": times(runs.short, "ttfa_s"),
         "short_heard_ms": times(runs.short, "heard_s"),
+        "short_after_cancel_heard_ms": times(runs.after_cancel, "heard_s"),
         "long_ttfb_ms": times(runs.long, "ttfa_s"),
         "long_heard_ms": times(runs.long, "heard_s"),
         "lead_silence_ms": times(runs.short + runs.long, "sound_offset_s"),

@@ -70,6 +70,12 @@ def _heard_section_rows(
     return [
         (section, f"first byte, {short}-char sentence", _ms(heard["short_ttfb_ms"]), ""),
         (section, f"first HEARD sound, {short}-char sentence", _ms(heard["short_heard_ms"]), ""),
+        (
+            section,
+            f"first HEARD sound, {short}-char, right after a cancel",
+            _ms(heard.get("short_after_cancel_heard_ms")),
+            "",
+        ),
         (section, f"first byte, {long}-char unpunctuated", _ms(heard["long_ttfb_ms"]), ""),
         (section, f"first HEARD sound, {long}-char unpunctuated", _ms(heard["long_heard_ms"]), ""),
         (
