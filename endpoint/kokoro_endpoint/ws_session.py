@@ -250,11 +250,10 @@ class BidiSession:
 
     async def _synthesize(self, request: _Request) -> None:
         job = request.job
-        stream = None
         interrupt = Interrupt()
         skip = SampleSkip(job.skip_samples or 0, self._engine.sample_rate)
         try:
-            stream = self._scheduler.stream(
+            request.stream = stream = self._scheduler.stream(
                 synthesize_segments(
                     self._engine,
                     job.text,
@@ -271,7 +270,6 @@ class BidiSession:
                 audio_seconds(self._engine.sample_rate),
                 interrupt,
             )
-            request.stream = stream
             while not request.cancelled:
                 segment = await stream.next()
                 if request.cancelled:
@@ -291,8 +289,8 @@ class BidiSession:
             if not request.cancelled:
                 await request.audio.put(_FAILED)
         finally:
-            if stream is not None:
-                stream.close()
+            if request.stream is not None:
+                request.stream.close()
 
     def _release(self, request: _Request) -> None:
         if request.holds_permit:

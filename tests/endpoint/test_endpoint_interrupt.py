@@ -20,7 +20,7 @@ import pytest
 from kokoro_endpoint.engines.interface import InterruptibleEngine, speech_pieces
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
-from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -106,16 +106,25 @@ def test_speech_pieces_hands_the_interrupt_only_to_an_interruptible_engine() -> 
     assert engine.interrupted == ["Long answer."]
 
 
+async def _blocked_in_its_second_step(
+    scheduler: SynthesisScheduler, engine: BlockingEngine, text: str
+) -> tuple[SegmentStream[SpeechPiece], asyncio.Task[SpeechPiece | None]]:
+    """A stream of ``engine.stream(text)`` with its interrupt, whose second step is running (blocked), and
+    the task waiting for that step."""
+    interrupt = Interrupt()
+    stream = scheduler.stream(engine.stream(text, "v", 1.0, interrupt), interrupt=interrupt)
+    assert await stream.next() is not None
+    waiting = asyncio.create_task(stream.next())
+    await asyncio.to_thread(engine.blocked.wait, HANG_GUARD_S)
+    return stream, waiting
+
+
 def test_closing_a_stream_mid_step_interrupts_it_and_its_waiter_gets_none() -> None:
     async def run() -> None:
         scheduler = SynthesisScheduler(1)
         engine = BlockingEngine()
         try:
-            interrupt = Interrupt()
-            stream = scheduler.stream(engine.stream("Long answer.", "v", 1.0, interrupt), interrupt=interrupt)
-            assert await stream.next() is not None
-            waiting = asyncio.create_task(stream.next())
-            await asyncio.to_thread(engine.blocked.wait, HANG_GUARD_S)
+            stream, waiting = await _blocked_in_its_second_step(scheduler, engine, "Long answer.")
             stream.close()  # what a cancel does, from another task
             assert await asyncio.wait_for(waiting, HANG_GUARD_S) is None
             assert engine.interrupted == ["Long answer."]
@@ -133,13 +142,7 @@ def test_closing_a_stream_whose_step_is_queued_drops_it_and_its_waiter_gets_none
         scheduler = SynthesisScheduler(1)
         engine = BlockingEngine()
         try:
-            holder_interrupt = Interrupt()
-            holder = scheduler.stream(
-                engine.stream("Long holder.", "v", 1.0, holder_interrupt), interrupt=holder_interrupt
-            )
-            assert await holder.next() is not None
-            holding = asyncio.create_task(holder.next())
-            await asyncio.to_thread(engine.blocked.wait, HANG_GUARD_S)
+            holder, holding = await _blocked_in_its_second_step(scheduler, engine, "Long holder.")
             made: list[str] = []
 
             def never() -> Iterator[int]:

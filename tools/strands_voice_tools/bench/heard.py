@@ -94,12 +94,14 @@ _Trial = tuple[RequestTiming, RequestTiming, RequestTiming, RequestTiming, bytes
 
 
 async def _heard_trial(ws: Any, trial: int, voice: str | None) -> _Trial:
-    """One trial on an open session: short and long (order alternating by trial), then two sentences."""
+    """One trial on an open session: short and long (order alternating by trial), the barge-in pair, then
+    two sentences."""
     order = (HEARD_SHORT, HEARD_LONG) if trial % 2 == 0 else (HEARD_LONG, HEARD_SHORT)
     timings = {}
     for text in order:
         timing = await time_request(ws, text, voice=voice, cancel_after_first_audio=True)
-        # The step the engine was already running when the cancel came finishes meanwhile.
+        # A pause before the next request, as a listener's next question would come (the cancel stops the
+        # engine's running step at once; the barge-in pair below measures the next request without one).
         await asyncio.sleep(min(5.0, timing.heard_s or timing.ttfa_s))
         timings[text] = timing
     # A barge-in: the long sentence cancelled at its first sound, the short one sent at once.
