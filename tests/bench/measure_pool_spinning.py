@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+from strands_voice_tools.bench.engine_probe import engine_first_segment_ms
 from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT
 
 ANSWER = (
@@ -28,14 +29,6 @@ ANSWER = (
 )
 PAUSE_S = 1.0
 FIRST_STEPS = (("44 chars, first step ms", HEARD_SHORT), ("197 chars, first step ms", HEARD_LONG))
-
-
-def first_step_ms(engine: Any, text: str) -> float:
-    started = time.perf_counter()
-    pieces = engine.stream(text, engine.default_voice, 1.0)
-    next(pieces)
-    pieces.close()
-    return (time.perf_counter() - started) * 1e3
 
 
 def real_time_factor(engine: Any, text: str) -> float:
@@ -56,7 +49,10 @@ def main(rounds: int) -> None:
         for name in order:
             for label, text in FIRST_STEPS:
                 time.sleep(PAUSE_S)
-                results.setdefault((name, label), []).append(first_step_ms(engines[name], text))
+                (first_step,) = engine_first_segment_ms(
+                    engines[name], text, voice=engines[name].default_voice, trials=1, warmups=0
+                )
+                results.setdefault((name, label), []).append(first_step)
             if index % 2 == 0:
                 time.sleep(PAUSE_S)
                 results.setdefault((name, "answer real-time factor"), []).append(
