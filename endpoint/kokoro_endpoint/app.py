@@ -123,7 +123,11 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.scheduler = SynthesisScheduler(state.settings.synthesis_workers, state.settings.scheduling)
+        state.scheduler = SynthesisScheduler(
+            state.settings.synthesis_workers,
+            state.settings.scheduling,
+            opening_lane=state.settings.opening_lane,
+        )
         loader: asyncio.Task[None] | None = None
         if state.engine is not None:
             await state.load()

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
         "fifo (default %(default)s)",
     )
     parser.add_argument(
+        "--no-opening-lane",
+        dest="opening_lane",
+        action="store_false",
+        help="under deadline scheduling, a new request's first step waits for the running step instead of "
+        "pausing it",
+    )
+    parser.add_argument(
         "--admission-max-load",
         type=float,
         default=None,
@@ -86,6 +93,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         clause_chars=args.clause_chars or None,
         lexicon=load_lexicon_file(args.lexicon) if args.lexicon else {},
         scheduling=args.scheduling,
+        opening_lane=args.opening_lane,
         admission_max_load=args.admission_max_load,
     )
 

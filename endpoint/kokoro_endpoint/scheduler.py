@@ -10,9 +10,14 @@ Which queued step runs next is the scheduler's ``policy``:
 - ``deadline`` (the default): each listener has a :class:`~kokoro_endpoint.playback.Playback`, the
   time its audio runs out if it plays at real-time speed from its first byte. A new request's first
   step, when its listener has nothing left to hear, is due at once: such steps go first, in the order
-  the requests arrived (so a newcomer waits for at most the step running now, even when the others are
-  stalling). Every other step goes by its listener's deadline, the one who runs out first next. Ties go
-  to the older stream (a session's request N before its request N+1), then to the step submitted first.
+  the requests arrived, even when the others are stalling. It does not wait for the step running now
+  either: while every worker runs another listener's step, it runs on the scheduler's **opening lane**
+  (one more thread) and the running steps are paused (:meth:`Interrupt.pause
+  <kokoro_endpoint.interrupt.Interrupt.pause>`: the model call stops and runs again, whole, after the
+  newcomer's step). A window grows to 160 frames, about a second on a CPU; a newcomer now waits for
+  about its own first step. Every other step goes by its listener's deadline, the one who runs out
+  first next. Ties go to the older stream (a session's request N before its request N+1), then to the
+  step submitted first.
 - ``fifo``: first submitted, first run (sessions take turns step by step).
 
 A stream closed while its step runs (a cancel) sets its :class:`~kokoro_endpoint.interrupt.Interrupt`.
@@ -24,7 +29,6 @@ the request, only their order changes.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import itertools
 import logging
@@ -37,8 +41,9 @@ from typing import Any, Final, TypeVar
 
 from strands_voice_protocol.errors import ConfigurationError
 
-from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted, close_iterator
+from kokoro_endpoint.interrupt import Interrupt
 from kokoro_endpoint.playback import Clock, Playback
+from kokoro_endpoint.segment_stream import END, SegmentStream
 
 __all__ = [
     "SCHEDULING_POLICIES",
@@ -57,11 +62,9 @@ SCHEDULING_POLICIES: Final = ("deadline", "fifo")
 #: Weight of the newest step in the measured compute time per second of audio (a moving average).
 _LOAD_SMOOTHING: Final = 0.2
 
-_END = object()
-
 
 def _step[T](iterator: Iterator[T]) -> T | object:
-    return next(iterator, _END)
+    return next(iterator, END)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +93,12 @@ class SchedulerCounters:
 class _Job:
     """One queued step: its stream's ordering data and the future its result goes to."""
 
-    __slots__ = ("future", "seq", "stream")
+    __slots__ = ("future", "opening", "seq", "stream")
 
     def __init__(self, stream: SegmentStream[Any], seq: int) -> None:
         self.stream = stream
         self.seq = seq
+        self.opening = False  # a new request's first step (set when it starts running)
         self.future: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
 
@@ -105,12 +109,20 @@ class SynthesisScheduler:
         workers: Model calls at once; 1 for one GPU or a CPU whose cores onnxruntime already uses.
         policy: ``deadline`` or ``fifo``.
         clock: Monotonic seconds (a fake one in tests).
+        opening_lane: Under ``deadline``, run a new request's first step at once, pausing the running
+            steps (an engine that cannot stop mid-call runs both at the same time).
 
     Raises:
         ConfigurationError: unknown policy or no worker.
     """
 
-    def __init__(self, workers: int = 1, policy: str = "deadline", clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self,
+        workers: int = 1,
+        policy: str = "deadline",
+        clock: Clock = time.monotonic,
+        opening_lane: bool = True,
+    ) -> None:
         if policy not in SCHEDULING_POLICIES:
             raise ConfigurationError(f"scheduling must be one of {', '.join(SCHEDULING_POLICIES)}")
         if workers < 1:
@@ -126,12 +138,18 @@ class SynthesisScheduler:
         self._late = 0
         self._load = 0.0
         self._open: dict[int, int] = {}  # id(playback) -> open streams
+        self._active: set[_Job] = set()  # the workers' running steps
+        self._lane_busy = False  # the opening lane runs a step: the workers start none
         self._stopped = False
         self._threads = [
             threading.Thread(target=self._work, name=f"synth-{index}", daemon=True)
             for index in range(workers)
         ]
-        for thread in self._threads:
+        lane = opening_lane and policy == "deadline"
+        self._lane = (
+            threading.Thread(target=self._lane_work, name="synth-opening", daemon=True) if lane else None
+        )
+        for thread in [*self._threads, *([self._lane] if self._lane else [])]:
             thread.start()
 
     def playback(self) -> Playback:
@@ -205,7 +223,7 @@ class SynthesisScheduler:
         for job in queued:
             job.future.cancel()
         deadline = time.monotonic() + timeout
-        for thread in self._threads:
+        for thread in [*self._threads, *([self._lane] if self._lane else [])]:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
@@ -218,7 +236,7 @@ class SynthesisScheduler:
                 job.future.cancel()
                 return job.future
             self._queued.append(job)
-            self._condition.notify()
+            self._condition.notify_all()  # a worker or the opening lane, whichever may take it
         return job.future
 
     def _closed(self, playback: Playback, order: int) -> None:
@@ -240,44 +258,96 @@ class SynthesisScheduler:
             return (0, stream.since, stream.order, job.seq)
         return (1, stream.deadline(), stream.order, job.seq)
 
+    def _take(self, job: _Job) -> tuple[_Job, float] | None:
+        """Start ``job`` (under the lock): it and when its listener runs out of audio (``inf``: it has
+        none playing); None when it was cancelled meanwhile."""
+        self._queued.remove(job)
+        if not job.future.set_running_or_notify_cancel():
+            return None
+        self._running += 1
+        job.opening = job.stream.opens()
+        runs_out_at = job.stream.playback.runs_out_at
+        return job, math.inf if runs_out_at is None else runs_out_at
+
     def _next_job(self) -> tuple[_Job, float] | None:
-        """The most urgent queued step and when its listener runs out of audio (``inf``: it has none
-        playing), blocking until one is queued; None once stopped."""
+        """The most urgent queued step (see :meth:`_take`), blocking until one is queued and the opening
+        lane is idle; None once stopped."""
         with self._condition:
             while True:
                 if self._stopped:
                     return None
-                live = [job for job in self._queued if not job.future.cancelled()]
-                self._queued = live
-                if live:
-                    job = min(live, key=self._key)
-                    self._queued.remove(job)
-                    if job.future.set_running_or_notify_cancel():
-                        self._running += 1
-                        runs_out_at = job.stream.playback.runs_out_at
-                        return job, math.inf if runs_out_at is None else runs_out_at
+                self._queued = [job for job in self._queued if not job.future.cancelled()]
+                if self._queued and not self._lane_busy:
+                    picked = self._take(min(self._queued, key=self._key))
+                    if picked is not None:
+                        self._active.add(picked[0])
+                        return picked
                     continue
+                self._condition.wait()
+
+    def _next_opening(self) -> tuple[_Job, float, list[Interrupt]] | None:
+        """A new request's first step for the opening lane, once every worker runs another listener's
+        step (not another newcomer's), with the interrupts to pause; None once stopped."""
+        with self._condition:
+            while True:
+                if self._stopped:
+                    return None
+                running = list(self._active)
+                if len(running) >= len(self._threads) and not any(job.opening for job in running):
+                    opening = [
+                        job for job in self._queued if not job.future.cancelled() and job.stream.opens()
+                    ]
+                    picked = self._take(min(opening, key=self._key)) if opening else None
+                    if picked is not None:
+                        self._lane_busy = True
+                        paused = [job.stream.interrupt for job in running if job.stream.interrupt is not None]
+                        return (*picked, paused)
+                    if opening:
+                        continue
                 self._condition.wait()
 
     def _work(self) -> None:
         while (picked := self._next_job()) is not None:
-            job, runs_out_at = picked
-            started, began = self.clock(), time.perf_counter()
-            try:
-                result = _step(job.stream.iterator)
-            except BaseException as error:
-                self._account(job.stream, started > runs_out_at, 0.0, 0.0)
-                job.future.set_exception(error)
-                continue
-            audio_s = 0.0
-            if result is not _END and job.stream.seconds is not None:
-                audio_s = job.stream.seconds(result)
-            # Accounted before the result is handed over, so the stream's next step sees the new playback.
-            self._account(job.stream, started > runs_out_at, time.perf_counter() - began, audio_s)
-            job.future.set_result(result)
+            self._run(*picked)
 
-    def _account(self, stream: SegmentStream[Any], late: bool, compute_s: float, audio_s: float) -> None:
+    def _lane_work(self) -> None:
+        while (picked := self._next_opening()) is not None:
+            job, runs_out_at, paused = picked
+            logger.debug("order=<%d> | first step runs now, %d running paused", job.stream.order, len(paused))
+            for interrupt in paused:
+                interrupt.pause()
+            try:
+                self._run(job, runs_out_at)
+            finally:
+                for interrupt in paused:
+                    interrupt.resume()
+                with self._condition:
+                    self._lane_busy = False
+                    self._condition.notify_all()
+
+    def _run(self, job: _Job, runs_out_at: float) -> None:
+        interrupt = job.stream.interrupt
+        paused_before = interrupt.paused_s if interrupt is not None else 0.0
+        started, began = self.clock(), time.perf_counter()
+        try:
+            result = _step(job.stream.iterator)
+        except BaseException as error:
+            self._account(job, started > runs_out_at, 0.0, 0.0)
+            job.future.set_exception(error)
+            return
+        audio_s = 0.0
+        if result is not END and job.stream.seconds is not None:
+            audio_s = job.stream.seconds(result)
+        # The time it spent paused for a newcomer is not its own.
+        paused_s = interrupt.paused_s - paused_before if interrupt is not None else 0.0
+        # Accounted before the result is handed over, so the stream's next step sees the new playback.
+        self._account(job, started > runs_out_at, time.perf_counter() - began - paused_s, audio_s)
+        job.future.set_result(result)
+
+    def _account(self, job: _Job, late: bool, compute_s: float, audio_s: float) -> None:
+        stream = job.stream
         with self._condition:
+            self._active.discard(job)
             self._running -= 1
             self._steps += 1
             self._late += int(late)
@@ -290,106 +360,3 @@ class SynthesisScheduler:
                 )
         if late:
             logger.debug("order=<%d> | step started after its listener ran out of audio", stream.order)
-
-
-class SegmentStream[T]:
-    """One request's steps, run one at a time on the scheduler's threads.
-
-    Not safe for concurrent :meth:`next` calls: one consumer task owns it.
-
-    Attributes:
-        iterator: The request's steps.
-        playback: The listener's playback clock.
-        seconds: The audio seconds of a step's result (None: unknown).
-        interrupt: Set by :meth:`close` while a step runs (None: the step runs to its end).
-        since: When the request arrived (its first step is due then).
-        order: The stream's creation order (older streams win ties).
-        started: Whether a step of it has run.
-    """
-
-    def __init__(
-        self,
-        scheduler: SynthesisScheduler,
-        iterator: Iterator[T],
-        playback: Playback,
-        seconds: Callable[[T], float] | None,
-        order: int,
-        interrupt: Interrupt | None = None,
-    ) -> None:
-        self._scheduler = scheduler
-        self.iterator = iterator
-        self.interrupt = interrupt
-        self.playback = playback
-        self.seconds = seconds
-        self.since = scheduler.clock()  # the request arrives now
-        self.order = order
-        self.started = False  # a step of it has run
-        self._running: concurrent.futures.Future[Any] | None = None
-        self._closed = False
-
-    def _oldest(self) -> bool:
-        return self.order == min(self.playback.streams, default=self.order)
-
-    def opens(self) -> bool:
-        """Whether the next step is a request's first for a listener with nothing left to hear.
-
-        Only the listener's oldest open request opens: a request synthesized ahead of another is heard
-        after it.
-        """
-        runs_out_at = self.playback.runs_out_at
-        fresh = runs_out_at is None or runs_out_at <= self.since
-        return fresh and not self.started and self._oldest()
-
-    def deadline(self) -> float:
-        """When this stream's listener needs its next audio.
-
-        A request synthesized ahead of an older one of the same listener, before the listener got any
-        audio, is needed only after that audio: it waits (``inf``) until the older one produced some.
-        """
-        if self.playback.runs_out_at is None and not self._oldest():
-            return math.inf
-        return self.playback.deadline(self.since)
-
-    async def next(self) -> T | None:
-        """The next step's result, or None when the iterator is exhausted or the stream closed (also when
-        :meth:`close` is called, from another task, while this waits).
-
-        Raises:
-            Exception: whatever the engine raised for this step.
-        """
-        if self._closed:
-            return None
-        future = self._scheduler._submit(self)
-        self._running = future
-        try:
-            result = await asyncio.wrap_future(future)
-        except (asyncio.CancelledError, SynthesisInterrupted):
-            # Closed meanwhile (a cancel from another task): its queued step was dropped, or its running
-            # step interrupted. A cancellation of this task itself goes on.
-            task = asyncio.current_task()
-            if self._closed and not (task is not None and task.cancelling()):
-                return None
-            raise
-        finally:
-            self._running = None if future.done() else future
-        if result is _END:
-            self.close()
-            return None
-        return result  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        """Stop: a queued step is dropped; a running one is interrupted (or, when the engine cannot stop
-        mid-call, finishes its step), then the iterator closes."""
-        if self._closed:
-            return
-        self._closed = True
-        self._scheduler._closed(self.playback, self.order)
-        running = self._running
-        self._running = None
-        if running is not None and not running.cancel() and not running.done():
-            # The generator is executing on a worker thread; close it there once this step returns.
-            running.add_done_callback(lambda _: close_iterator(self.iterator))
-            if self.interrupt is not None:
-                self.interrupt.set()
-        else:
-            close_iterator(self.iterator)

@@ -42,6 +42,9 @@ class Settings:
         scheduling: Which queued synthesis step runs next (:mod:`kokoro_endpoint.scheduler`):
             ``deadline`` (the listener who runs out of audio first; a new request at once) or ``fifo``
             (first submitted, first run).
+        opening_lane: Under ``deadline``, a new request's first step runs at once on a lane of its own,
+            pausing the running steps (they run again after it, with the same audio); False: it waits for
+            the running step.
         admission_max_load: Admission control, off when None: a new WebSocket session or
             ``/invocations`` stream is refused with ``busy`` when ``(listeners + 1) x load`` would exceed
             this share of the workers' time, ``load`` being the measured compute seconds per second of
@@ -71,6 +74,7 @@ class Settings:
     audio_frame_bytes: int = 24_000
     synthesis_workers: int = 1
     scheduling: str = "deadline"
+    opening_lane: bool = True
     admission_max_load: float | None = None
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS

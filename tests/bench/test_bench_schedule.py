@@ -27,12 +27,20 @@ def test_table_has_one_row_per_session_count_and_policy_and_the_load_figure() ->
         "machine": {"cpu_model": "test"},
         "staggered": {
             "fifo": {"1": row(0.7, 0.0), "4": row(2.5, 30.0)},
+            "deadline, no lane": {"1": row(0.7, 0.0), "4": row(1.4, 2.0)},
             "deadline": {"1": row(0.7, 0.0), "4": row(1.0, 0.0)},
         },
-        "load": {"sessions": 16, "messages": 4, "fifo": row(10.3, 1.0, 0), "deadline": row(4.0, 0.5, 0)},
+        "load": {
+            "sessions": 16,
+            "messages": 4,
+            "fifo": row(10.3, 1.0, 0),
+            "deadline, no lane": row(4.2, 0.5, 0),
+            "deadline": row(4.0, 0.5, 0),
+        },
     }
     table = format_schedule(results)
     assert "| 4 | fifo | 2,500 ms | 2,500 ms | 3.57x | 30.00 s / 30.00 s | 0 of 1 | 2.0 |" in table
+    assert "| 4 | deadline, no lane | 1,400 ms | 1,400 ms | 2.00x | 2.00 s / 2.00 s | 0 of 1 | 2.0 |" in table
     assert "| 4 | deadline | 1,000 ms | 1,000 ms | 1.43x | 0.00 s / 0.00 s | 1 of 1 | 2.0 |" in table
     assert "| deadline | 4,000 ms | 4,000 ms | 2.0 |" in table
     assert "16 sessions x 4 messages" in table

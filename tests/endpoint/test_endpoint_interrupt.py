@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
+from endpoint_support import HeldSession
 from kokoro_endpoint.engines.interface import InterruptibleEngine, speech_pieces
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
@@ -139,7 +140,8 @@ def test_closing_a_stream_mid_step_interrupts_it_and_its_waiter_gets_none() -> N
 
 def test_closing_a_stream_whose_step_is_queued_drops_it_and_its_waiter_gets_none() -> None:
     async def run() -> None:
-        scheduler = SynthesisScheduler(1)
+        # Without the opening lane, a new request's first step queues behind the running one.
+        scheduler = SynthesisScheduler(1, opening_lane=False)
         engine = BlockingEngine()
         try:
             holder, holding = await _blocked_in_its_second_step(scheduler, engine, "Long holder.")
@@ -165,29 +167,11 @@ def test_closing_a_stream_whose_step_is_queued_drops_it_and_its_waiter_gets_none
     asyncio.run(run())
 
 
-class _HeldSession:
-    """Wraps an onnxruntime session: its second call is held (``entered`` set) until ``release``, then runs
-    with the engine's own run options, so onnxruntime itself decides whether ``terminate`` was set."""
-
-    def __init__(self, session: Any) -> None:
-        self._session = session
-        self.entered = threading.Event()
-        self.release = threading.Event()
-        self.calls = 0
-
-    def run(self, outputs: Any, feeds: Any, options: Any = None) -> Any:
-        self.calls += 1
-        if self.calls == 2:
-            self.entered.set()
-            self.release.wait(HANG_GUARD_S)
-        return self._session.run(outputs, feeds, options)
-
-
 def test_the_onnx_engine_stops_its_running_decoder_call(onnx_engine: Any) -> None:
     split = onnx_engine._split
     assert split is not None and onnx_engine.plan is not None, "the engine decodes in windows (split graph)"
     assert isinstance(onnx_engine, InterruptibleEngine)
-    decoder = _HeldSession(split.decoder)
+    decoder = HeldSession(split.decoder, HANG_GUARD_S)
     interrupt = Interrupt()
     split.decoder = decoder
     outcome: list[BaseException | SpeechPiece] = []

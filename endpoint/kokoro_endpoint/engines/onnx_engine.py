@@ -20,6 +20,7 @@ when the request is cancelled mid-call, onnxruntime stops at its next node (``Ru
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import itertools
 import json
@@ -335,15 +336,15 @@ def session_options(threads: int | None = None) -> Any:
     options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
     options.log_severity_level = 3
     if os.environ.get("KOKORO_ONNX_SPINNING", "0") != "1":
-        # Idle pool threads sleep instead of spinning. The encoder and the decoder each have a pool, and
-        # (most likely) one's spinning threads took cores from the other's next run: a request's first step
-        # was 24-58 ms slower with spinning, even with the cores free (docs/benchmarks.md).
+        # Idle pool threads sleep: the encoder's and the decoder's pools are separate, and (most likely) one's
+        # spinning threads took cores from the other's next run (docs/benchmarks.md: 24-58 ms per request).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
 def _run(session: Any, outputs: list[str] | None, feeds: dict[str, Any], interrupt: Interrupt | None) -> Any:
-    """One model call; when ``interrupt`` is set meanwhile, onnxruntime stops at its next node.
+    """One model call; when ``interrupt`` is set meanwhile, onnxruntime stops at its next node (paused: it
+    stops, then runs again once resumed, with the same inputs and so the same output).
 
     Raises:
         SynthesisInterrupted: the interrupt was set before or during the call.
@@ -352,14 +353,17 @@ def _run(session: Any, outputs: list[str] | None, feeds: dict[str, Any], interru
         return session.run(outputs, feeds)
     import onnxruntime as ort
 
-    options = ort.RunOptions()
-    with interrupt.watching(lambda: setattr(options, "terminate", True)):
-        try:
-            return session.run(outputs, feeds, options)
-        except Exception:
-            if interrupt.is_set:  # onnxruntime's own error says only "terminate flag being set"
-                raise SynthesisInterrupted("the request was cancelled") from None
-            raise
+    while True:
+        options = ort.RunOptions()
+        with interrupt.watching(functools.partial(setattr, options, "terminate", True)):
+            pauses = interrupt.pauses
+            try:
+                return session.run(outputs, feeds, options)
+            except Exception:
+                if interrupt.is_set:  # onnxruntime's own error says only "terminate flag being set"
+                    raise SynthesisInterrupted("the request was cancelled") from None
+                if interrupt.pauses == pauses:
+                    raise
 
 
 def _run_decoder(

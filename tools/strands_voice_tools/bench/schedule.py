@@ -1,12 +1,13 @@
 """FIFO against deadline scheduling, side by side in one run (``strands-voice bench --schedule``).
 
-One engine, two endpoints on loopback that differ only in ``Settings.scheduling``. For N = 1, 2, 4, 8,
-the policies alternate trial by trial: N sessions open one every ``stagger_s``, each sends a four-sentence
-answer as one message, and a real-time player on the client starts at each session's first byte. Per
-session: time to first audio (from its message) and stall (time the player waited for audio). Then the
-endpoint load figure: 16 sessions, each sending the answer's four sentences as four messages at once, p95
-time to first audio (each session closes at its first audio: only that is timed). The machine's load
-average is recorded with every figure.
+One engine, three endpoints on loopback that differ only in ``Settings.scheduling`` and
+``Settings.opening_lane``: FIFO, deadline with a newcomer waiting for the running step, and deadline with the
+opening lane (the default). For N = 1, 2, 4, 8, the configurations alternate trial by trial: N sessions open
+one every ``stagger_s``, each sends a four-sentence answer as one message, and a real-time player on the
+client starts at each session's first byte. Per session: time to first audio (from its message) and stall
+(time the player waited for audio). Then the endpoint load figure: 16 sessions, each sending the answer's four
+sentences as four messages at once, p95 time to first audio (each session closes at its first audio: only that
+is timed). The machine's load average is recorded with every figure.
 """
 
 from __future__ import annotations
@@ -37,8 +38,14 @@ from strands_voice_tools.bench.texts import BENCH_TEXT
 
 __all__ = ["POLICIES", "ScheduleConfig", "SessionRun", "bench_schedule", "summarize_sessions"]
 
-#: The two policies compared, FIFO first (the "before").
-POLICIES: Final = ("fifo", "deadline")
+#: The configurations compared, FIFO first (the "before"), the endpoint's default last.
+POLICIES: Final = ("fifo", "deadline, no lane", "deadline")
+#: Each configuration's endpoint settings.
+POLICY_SETTINGS: Final[dict[str, dict[str, Any]]] = {
+    "fifo": {"scheduling": "fifo"},
+    "deadline, no lane": {"scheduling": "deadline", "opening_lane": False},
+    "deadline": {"scheduling": "deadline", "opening_lane": True},
+}
 
 #: Gaps in playback this short are timer noise, not stalls.
 STALL_TOLERANCE_S: Final = 0.02
@@ -207,7 +214,7 @@ async def bench_schedule(engine: Any, config: ScheduleConfig, progress: Progress
     sessions = max(config.load_sessions, *config.sessions)
     servers = {
         policy: start_server_in_thread(
-            create_app(engine=engine, settings=Settings(scheduling=policy, max_sessions=sessions))
+            create_app(engine=engine, settings=Settings(**POLICY_SETTINGS[policy], max_sessions=sessions))
         )
         for policy in POLICIES
     }

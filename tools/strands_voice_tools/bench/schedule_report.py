@@ -11,15 +11,20 @@ from strands_voice_tools.bench.schedule import POLICIES
 
 __all__ = ["format_schedule", "write_schedule_plot"]
 
-_COLORS = {"fifo": "#7f7f7f", "deadline": "#2ca02c"}
+_COLORS = {"fifo": "#7f7f7f", "deadline, no lane": "#98df8a", "deadline": "#2ca02c"}
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:,.0f} ms"
 
 
+def _measured(results: dict[str, Any]) -> list[str]:
+    """The configurations in ``results`` (a run from before the opening lane has two)."""
+    return [policy for policy in POLICIES if policy in results["staggered"]]
+
+
 def format_schedule(results: dict[str, Any]) -> str:
-    """FIFO against deadline: one row per session count and policy, then the load figure."""
+    """FIFO against deadline: one row per session count and configuration, then the load figure."""
     staggered = results["staggered"]
     lines = [
         f"strands-voice bench --schedule: {format_machine(results['machine'])}",
@@ -29,7 +34,7 @@ def format_schedule(results: dict[str, Any]) -> str:
         "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for count in results["config"]["sessions"]:
-        for policy in POLICIES:
+        for policy in _measured(results):
             row = staggered[policy][str(count)]
             lone = staggered[policy][str(results["config"]["sessions"][0])]["ttfa_p50_s"]
             loads = [load[0] for load in row["load_average"] if load]
@@ -48,7 +53,7 @@ def format_schedule(results: dict[str, Any]) -> str:
         "| scheduling | TTFA p50 | TTFA p95 | load average (1 min) |",
         "|---|---:|---:|---:|",
     ]
-    for policy in POLICIES:
+    for policy in _measured(results):
         row = load[policy]
         average = row["load_average"][0] if row["load_average"] else float("nan")
         lines.append(f"| {policy} | {_ms(row['ttfa_p50_s'])} | {_ms(row['ttfa_p95_s'])} | {average:.1f} |")
@@ -56,7 +61,7 @@ def format_schedule(results: dict[str, Any]) -> str:
 
 
 def write_schedule_plot(results: dict[str, Any], path: str | Path) -> Path:
-    """Two panels by session count, FIFO beside deadline: TTFA p95, and mean stall per session.
+    """Two panels by session count, the configurations side by side: TTFA p95, and mean stall per session.
 
     Raises:
         MissingDependencyError: matplotlib is not installed.
@@ -64,10 +69,11 @@ def write_schedule_plot(results: dict[str, Any], path: str | Path) -> Path:
     plt = _import_pyplot()
     counts = [str(count) for count in results["config"]["sessions"]]
     figure, (ttfa_axis, stall_axis) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
-    width = 0.38
-    for index, policy in enumerate(POLICIES):
+    policies = _measured(results)
+    width = 0.8 / len(policies)
+    for index, policy in enumerate(policies):
         rows = [results["staggered"][policy][count] for count in counts]
-        positions = [p + (index - 0.5) * width for p in range(len(counts))]
+        positions = [p + (index - (len(policies) - 1) / 2) * width for p in range(len(counts))]
         panels = (
             (ttfa_axis, [row["ttfa_p95_s"] * 1e3 for row in rows], "{:.0f}"),
             (stall_axis, [row["stall_mean_s"] for row in rows], "{:.1f}"),
