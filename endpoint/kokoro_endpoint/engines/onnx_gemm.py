@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 
-from kokoro_endpoint.engines.onnx_graph import cache_dir, sha256_of
+from kokoro_endpoint.engines.onnx_graph import cache_dir, save_model, sha256_of
 
 __all__ = ["conv_gemm_model", "cpu_has_vnni", "model_for_cpu", "rewrite_convolutions"]
 
@@ -88,15 +87,7 @@ def conv_gemm_model(model_file: Path, cache: Path | None = None) -> Path:
         model = onnx.load(str(model_file))
         if rewrite_convolutions(model) == 0:
             return model_file
-        folder.mkdir(parents=True, exist_ok=True)
-        # A temporary name, then a rename: a concurrent loader never sees half a file.
-        with tempfile.NamedTemporaryFile(dir=folder, suffix=".tmp", delete=False) as handle:
-            temporary = Path(handle.name)
-        try:
-            onnx.save(model, str(temporary))
-            temporary.replace(derived)
-        finally:
-            temporary.unlink(missing_ok=True)
+        save_model(model, derived)
     except Exception:
         logger.warning("model=<%s> | convolutions not rewritten; the graph runs as exported", model_file.name)
         return model_file

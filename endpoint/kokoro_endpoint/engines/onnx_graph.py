@@ -15,9 +15,9 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["DURATION_TENSOR", "FRAME_SAMPLES", "cache_dir", "model_with_durations", "sha256_of"]
+__all__ = ["DURATION_TENSOR", "FRAME_SAMPLES", "cache_dir", "model_with_durations", "save_model", "sha256_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,21 @@ def model_with_durations(model_file: Path, cache: Path | None = None) -> Path:
         return model_file
 
 
+def save_model(model: Any, path: Path) -> None:
+    """Write an ``onnx.ModelProto`` to ``path`` under a temporary name, then rename it: a concurrent loader
+    never sees half a file."""
+    import onnx
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as handle:
+        temporary = Path(handle.name)
+    try:
+        onnx.save(model, str(temporary))
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def _derive(model_file: Path, derived: Path) -> Path:
     try:
         import onnx
@@ -82,14 +97,6 @@ def _derive(model_file: Path, derived: Path) -> Path:
         model.graph.output.append(
             onnx.helper.make_tensor_value_info(DURATION_TENSOR, onnx.TensorProto.FLOAT, None)
         )
-    derived.parent.mkdir(parents=True, exist_ok=True)
-    # Write to a temporary name and rename, so a concurrent loader never sees half a file.
-    with tempfile.NamedTemporaryFile(dir=derived.parent, suffix=".tmp", delete=False) as handle:
-        temporary = Path(handle.name)
-    try:
-        onnx.save(model, str(temporary))
-        temporary.replace(derived)
-    finally:
-        temporary.unlink(missing_ok=True)
+    save_model(model, derived)
     logger.info("model=<%s> | derived a copy with the duration output", derived.name)
     return derived
