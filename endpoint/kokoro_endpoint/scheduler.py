@@ -149,7 +149,8 @@ class SynthesisScheduler:
         self._lane = (
             threading.Thread(target=self._lane_work, name="synth-opening", daemon=True) if lane else None
         )
-        for thread in [*self._threads, *([self._lane] if self._lane else [])]:
+        self._all_threads = [*self._threads, *([self._lane] if self._lane else [])]
+        for thread in self._all_threads:
             thread.start()
 
     def playback(self) -> Playback:
@@ -223,7 +224,7 @@ class SynthesisScheduler:
         for job in queued:
             job.future.cancel()
         deadline = time.monotonic() + timeout
-        for thread in [*self._threads, *([self._lane] if self._lane else [])]:
+        for thread in self._all_threads:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -107,3 +108,10 @@ class HeldSession:
             self.entered.set()
             self.release.wait(self._guard_s)
         return self._session.run(outputs, feeds, options)
+
+
+async def until_one_step_is_queued(scheduler: Any, guard_s: float) -> None:
+    """Wait (at most ``guard_s``) until the scheduler holds exactly one queued step."""
+    async with asyncio.timeout(guard_s):
+        while scheduler.counters().queued_steps != 1:  # noqa: ASYNC110 (a counter, not an event)
+            await asyncio.sleep(0.005)

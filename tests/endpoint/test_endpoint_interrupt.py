@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_support import HeldSession
+from endpoint_support import HeldSession, until_one_step_is_queued
 from kokoro_endpoint.engines.interface import InterruptibleEngine, speech_pieces
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
@@ -153,9 +153,7 @@ def test_closing_a_stream_whose_step_is_queued_drops_it_and_its_waiter_gets_none
 
             queued = scheduler.stream(never())
             waiting = asyncio.create_task(queued.next())
-            async with asyncio.timeout(HANG_GUARD_S):
-                while scheduler.counters().queued_steps != 1:  # noqa: ASYNC110 (a counter, not an event)
-                    await asyncio.sleep(0.005)
+            await until_one_step_is_queued(scheduler, HANG_GUARD_S)
             queued.close()
             assert await asyncio.wait_for(waiting, HANG_GUARD_S) is None
             holder.close()

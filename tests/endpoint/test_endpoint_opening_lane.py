@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from endpoint_support import HeldSession
+from endpoint_support import HeldSession, until_one_step_is_queued
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
 from kokoro_endpoint.scheduler import SynthesisScheduler
 
@@ -153,9 +153,7 @@ def test_without_the_lane_the_newcomer_waits_for_the_running_step(opening_lane: 
             second = asyncio.create_task(stream.next())
             await asyncio.to_thread(_wait_for, listener.entered)
             newcomer = asyncio.create_task(scheduler.stream(_newcomer(events)).next())
-            async with asyncio.timeout(GUARD_S):
-                while scheduler.counters().queued_steps != 1:  # noqa: ASYNC110 (a counter, not an event)
-                    await asyncio.sleep(0.005)
+            await until_one_step_is_queued(scheduler, GUARD_S)
             assert events == ["a call"] and not newcomer.done()
             listener.release.set()
             assert await asyncio.wait_for(newcomer, GUARD_S) == "newcomer1"
@@ -183,9 +181,7 @@ def test_a_newcomer_does_not_pause_another_newcomers_first_step() -> None:
             opening = asyncio.create_task(scheduler.stream(first_steps(), interrupt=first.interrupt).next())
             await asyncio.to_thread(_wait_for, first.entered)
             newcomer = asyncio.create_task(scheduler.stream(_newcomer(events)).next())
-            async with asyncio.timeout(GUARD_S):
-                while scheduler.counters().queued_steps != 1:  # noqa: ASYNC110 (a counter, not an event)
-                    await asyncio.sleep(0.005)
+            await until_one_step_is_queued(scheduler, GUARD_S)
             assert first.interrupt.pauses == 0 and not newcomer.done()
             first.release.set()
             assert await asyncio.wait_for(opening, GUARD_S) == "a2"
