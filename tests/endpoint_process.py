@@ -1,4 +1,4 @@
-"""A real endpoint process for the tests that kill it (tests/reliability, tests/sagemaker): ``python -m
+"""A real endpoint process for the tests that kill it (tests/reliability, tests/strands_voice): ``python -m
 kokoro_endpoint.cli --engine onnx`` on 127.0.0.1, started, SIGKILLed and restarted on the same port."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Seamless resume against the REAL endpoint process (tests/reliability over WebSocket, tests/sagemaker over
-the SageMaker transport): speak one long sentence, SIGKILL the endpoint at its first audio, restart it, and
-compare what a naive player plays (every ``AudioChunk``, in order) with an undisturbed run.
+"""Seamless resume against the REAL endpoint process (tests/reliability over WebSocket, tests/strands_voice
+over the SageMaker transport): speak one long sentence, SIGKILL the endpoint at its first audio, restart it,
+and compare what a naive player plays (every ``AudioChunk``, in order) with an undisturbed run.
 """
 
 from __future__ import annotations

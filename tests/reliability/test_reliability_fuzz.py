@@ -1,6 +1,6 @@
-"""Bad input at the codecs: what tests/core does not already fuzz.
+"""Bad input at the codecs: what tests/protocol does not already fuzz.
 
-tests/core covers well-formed SSE streams cut anywhere, the frame codec on JSON-ish and random input, and
+tests/protocol covers well-formed SSE streams cut anywhere, the frame codec on JSON-ish and random input, and
 the chunker on token soups. Added here: SSE decoding of hostile byte soup (chunking independence, only
 SSEDecodeError), pathological chunker input that could go quadratic or crash (lone surrogates, control
 characters, 20,000-character runs of Markdown openers) and audio decoding of garbage. Hypothesis is

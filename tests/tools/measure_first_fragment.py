@@ -2,7 +2,7 @@
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python tests/bench/measure_first_fragment.py docs/first_fragment.json
+    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_first_fragment.py docs/first_fragment.json
 
 In process, one onnxruntime thread, medians of 3: the time to the first audio of a request (silence
 policy on) for the 44- and 197-character sentences, windowed and whole-segment, and for first fragments

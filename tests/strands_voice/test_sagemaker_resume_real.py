@@ -1,5 +1,5 @@
 """Seamless resume over the SageMaker transport: the REAL CRT client through the local TLS HTTP/2 front
-(hypercorn, tests/sagemaker/fake_sagemaker_runtime.py) to the REAL endpoint process, which is killed
+(hypercorn, tests/strands_voice/fake_sagemaker_runtime.py) to the REAL endpoint process, which is killed
 mid-sentence and restarted. The front ends the stream with ``ModelStreamError`` as SageMaker does when the
 container dies; the session resumes the cut request with ``skip_samples`` on a new stream.
 """

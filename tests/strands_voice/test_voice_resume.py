@@ -3,7 +3,7 @@
 The seam itself (:class:`strands_voice.seam.Seam`) is pure and tested on its own; the session tests run a
 scripted WebSocket endpoint that cuts the first connection mid-audio and answers the resumed request from
 the sample asked for. The real endpoint killed and restarted: tests/reliability/test_reliability_resume.py
-and tests/sagemaker/test_sagemaker_resume_real.py.
+and tests/strands_voice/test_sagemaker_resume_real.py.
 """
 
 from __future__ import annotations

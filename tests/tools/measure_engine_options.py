@@ -2,7 +2,7 @@
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python tests/bench/measure_engine_options.py {spinning,conv-gemm} [rounds]
+    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_engine_options.py {spinning,conv-gemm} [rounds]
 
 - ``spinning``: onnxruntime's idle pool threads spinning (``KOKORO_ONNX_SPINNING=1``) against sleeping.
 - ``conv-gemm``: the export's ``ConvInteger`` convolutions (``KOKORO_ONNX_CONV_GEMM=0``) against their
