@@ -1,13 +1,15 @@
 """The house rules a reader relies on, checked over every source tree (tests aside).
 
-No source module over 400 lines, and no function over 60 lines without a docstring that says what it does:
-a screen of code is what a reader holds at once. Data tables belong in data files, not in code.
+No source module over 400 lines and no function body over 60 lines (its docstring counts): a screen of code
+is what a reader holds at once. No import cycle inside a package, lazy (in-function) and type-checking imports
+included: a reader can read the modules in some order, each after what it uses. Data tables belong in data
+files, not in code.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,3 +75,95 @@ def test_the_checks_see_what_they_forbid(tmp_path: Path) -> None:
     paths = sources([tmp_path])
     assert long_modules(paths) == {"long.py": MAX_MODULE_LINES + 1}
     assert undocumented_long_functions(paths) == ["bare.py:1 bare (61 lines)"]
+
+
+def module_name(path: Path) -> str:
+    """The dotted name ``path`` is imported by: up through every folder that holds an ``__init__.py``."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def _imported(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool) -> Iterator[str]:
+    """The dotted names an import statement may load: a module, or a package and its named submodules."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+        return
+    base = node.module or ""
+    if node.level:
+        anchor = importer.split(".")
+        anchor = anchor if is_package else anchor[:-1]
+        anchor = anchor[: len(anchor) - (node.level - 1)]
+        base = ".".join([*anchor, *([base] if base else [])])
+    yield base
+    yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def import_graph(paths: Iterable[Path]) -> dict[str, set[str]]:
+    """Each module's imports of modules among ``paths``, every import statement counted (lazy ones too)."""
+    files = {module_name(path): path for path in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        graph[name] = edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                package = path.name == "__init__.py"
+                edges.update(t for t in _imported(node, name, package) if t in files and t != name)
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while (member := stack.pop()) != node:
+                group.append(member)
+            if group:
+                cycles.append(sorted([*group, node]))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def test_no_import_cycle_inside_a_package() -> None:
+    graph = import_graph(sources())
+    assert len(graph) > 100  # every tree's modules were read
+    assert import_cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "__init__.py").write_text("from pkg.sub.b import B\n", encoding="utf-8")
+    (package / "a.py").write_text("from pkg import c\n", encoding="utf-8")
+    (package / "c.py").write_text("def late():\n    from .sub import b\n", encoding="utf-8")
+    (package / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import A\n", encoding="utf-8"
+    )
+    (package / "free.py").write_text("import pkg.c\n", encoding="utf-8")
+    graph = import_graph(sources([tmp_path]))
+    assert graph["pkg.c"] == {"pkg.sub", "pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.a"}
+    assert graph["pkg.free"] == {"pkg.c"} and graph["pkg.sub"] == {"pkg.sub.b"}
+    assert import_cycles(graph) == [["pkg.a", "pkg.c", "pkg.sub", "pkg.sub.b"]]
+    (package / "c.py").write_text("import os\n", encoding="utf-8")  # the cycle broken
+    assert import_cycles(import_graph(sources([tmp_path]))) == []

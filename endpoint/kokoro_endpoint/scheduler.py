@@ -137,7 +137,7 @@ class SynthesisScheduler:
         self._steps = 0
         self._late = 0
         self._load = 0.0
-        self._open: dict[int, int] = {}  # id(playback) -> open streams
+        self._listeners: set[Playback] = set()  # listeners with an open stream (their own ``streams``)
         self._active: set[_Job] = set()  # the workers' running steps
         self._lane_busy = False  # the opening lane runs a step: the workers start none
         self._stopped = False
@@ -176,9 +176,9 @@ class SynthesisScheduler:
         with self._condition:
             order = next(self._stream_seq)
             playback = playback or self.playback()
-            self._open[id(playback)] = self._open.get(id(playback), 0) + 1
             playback.streams.add(order)
-        return SegmentStream(self, iterator, playback, seconds, order, interrupt)
+            self._listeners.add(playback)
+        return SegmentStream(self, iterator, playback, seconds, order, self.clock(), interrupt)
 
     def counters(self) -> SchedulerCounters:
         """A snapshot of the counters."""
@@ -189,7 +189,7 @@ class SynthesisScheduler:
                 self._running,
                 self._steps,
                 self._late,
-                len(self._open),
+                len(self._listeners),
                 round(self._load, 4),
             )
 
@@ -207,7 +207,7 @@ class SynthesisScheduler:
         if max_load is None:
             return True
         with self._condition:
-            listeners, load = len(self._open), self._load
+            listeners, load = len(self._listeners), self._load
         return listeners == 0 or (listeners + 1) * load <= max_load * len(self._threads)
 
     def shutdown(self, timeout: float = 30.0) -> None:
@@ -228,9 +228,10 @@ class SynthesisScheduler:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
-    # called by SegmentStream -------------------------------------------------------------------------
+    # the StepRunner port, called by SegmentStream --------------------------------------------------
 
-    def _submit(self, stream: SegmentStream[Any]) -> concurrent.futures.Future[Any]:
+    def submit(self, stream: SegmentStream[Any]) -> concurrent.futures.Future[Any]:
+        """Queue ``stream``'s next step (cancelled at once after :meth:`shutdown`)."""
         with self._condition:
             job = _Job(stream, next(self._seq))
             if self._stopped:
@@ -240,14 +241,13 @@ class SynthesisScheduler:
             self._condition.notify_all()  # a worker or the opening lane, whichever may take it
         return job.future
 
-    def _closed(self, playback: Playback, order: int) -> None:
+    def release(self, stream: SegmentStream[Any]) -> None:
+        """``stream`` closed: its listener counts while it has another open stream."""
         with self._condition:
-            playback.streams.discard(order)
-            left = self._open.get(id(playback), 0) - 1
-            if left > 0:
-                self._open[id(playback)] = left
-            else:
-                self._open.pop(id(playback), None)
+            playback = stream.playback
+            playback.streams.discard(stream.order)
+            if not playback.streams:
+                self._listeners.discard(playback)
 
     # worker ------------------------------------------------------------------------------------------
 

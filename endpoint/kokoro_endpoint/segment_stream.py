@@ -1,8 +1,8 @@
 """One request's synthesis steps as the event loop sees them (:class:`SegmentStream`).
 
-A stream submits one step at a time to its :class:`~kokoro_endpoint.scheduler.SynthesisScheduler` and awaits
-the step's future, so the event loop never blocks; closing it drops a queued step or interrupts a running
-one.
+A stream submits one step at a time to its :class:`StepRunner` (the scheduler) and awaits the step's future,
+so the event loop never blocks; closing it drops a queued step or interrupts a running one. The stream
+knows its runner only through that two-method port, so this module does not import the scheduler.
 """
 
 from __future__ import annotations
@@ -11,18 +11,27 @@ import asyncio
 import concurrent.futures
 import math
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted, close_iterator
 from kokoro_endpoint.playback import Playback
 
-if TYPE_CHECKING:
-    from kokoro_endpoint.scheduler import SynthesisScheduler
-
-__all__ = ["END", "SegmentStream"]
+__all__ = ["END", "SegmentStream", "StepRunner"]
 
 #: What a step returns when the request's iterator is exhausted.
 END: Final = object()
+
+
+class StepRunner(Protocol):
+    """What a :class:`SegmentStream` needs of the scheduler that runs its steps."""
+
+    def submit(self, stream: SegmentStream[Any]) -> concurrent.futures.Future[Any]:
+        """Queue the stream's next step; the future resolves to its result (or :data:`END`)."""
+        ...
+
+    def release(self, stream: SegmentStream[Any]) -> None:
+        """The stream closed: it no longer counts among its listener's open streams."""
+        ...
 
 
 class SegmentStream[T]:
@@ -35,26 +44,27 @@ class SegmentStream[T]:
         playback: The listener's playback clock.
         seconds: The audio seconds of a step's result (None: unknown).
         interrupt: Set by :meth:`close` while a step runs (None: the step runs to its end).
-        since: When the request arrived (its first step is due then).
+        since: When the request arrived, on the runner's clock (its first step is due then).
         order: The stream's creation order (older streams win ties).
         started: Whether a step of it has run.
     """
 
     def __init__(
         self,
-        scheduler: SynthesisScheduler,
+        runner: StepRunner,
         iterator: Iterator[T],
         playback: Playback,
         seconds: Callable[[T], float] | None,
         order: int,
+        since: float,
         interrupt: Interrupt | None = None,
     ) -> None:
-        self._scheduler = scheduler
+        self._runner = runner
         self.iterator = iterator
         self.interrupt = interrupt
         self.playback = playback
         self.seconds = seconds
-        self.since = scheduler.clock()  # the request arrives now
+        self.since = since
         self.order = order
         self.started = False  # a step of it has run
         self._running: concurrent.futures.Future[Any] | None = None
@@ -92,7 +102,7 @@ class SegmentStream[T]:
         """
         if self._closed:
             return None
-        future = self._scheduler._submit(self)
+        future = self._runner.submit(self)
         self._running = future
         try:
             result = await asyncio.wrap_future(future)
@@ -116,7 +126,7 @@ class SegmentStream[T]:
         if self._closed:
             return
         self._closed = True
-        self._scheduler._closed(self.playback, self.order)
+        self._runner.release(self)
         running = self._running
         self._running = None
         if running is not None and not running.cancel() and not running.done():
