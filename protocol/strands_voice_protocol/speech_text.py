@@ -71,69 +71,82 @@ def line_marker(s: str, i: int, final: bool) -> tuple[str, int] | None:
         i += 1
     if i >= n:
         return (PLAIN, i) if final else None
-
-    def peek(k: int) -> str | None:
-        # The character at k; "\n" past the end of a final text; None when more text is needed.
-        if k < n:
-            return s[k]
-        return "\n" if final else None
-
     c = s[i]
     if c == "#":
-        k = i
-        while k < n and s[k] == "#" and k - i <= 6:
-            k += 1
-        nxt = peek(k)
-        if nxt is None:
-            return None
-        if k - i <= 6 and nxt in " \t":
-            return ("heading", k + 1)
-        return (PLAIN, i)
+        return _heading(s, i, final)
     if c in "-*+_•":
-        nxt = peek(i + 1)
-        if nxt is None:
-            return None
-        if nxt in " \t" and c != "_":
-            return ("bullet", i + 2)
-        if c in "-*_" and nxt == c:
-            k = i
-            while k < n and s[k] == c and k - i <= MAX_MARKER_RUN:
-                k += 1
-            after = peek(k)
-            if after is None:
-                return None
-            if 3 <= k - i <= MAX_MARKER_RUN and after.isspace():
-                return ("rule", k)
-        return (PLAIN, i)
+        return _bullet_or_rule(s, i, final)
     if c.isdigit() and c.isascii():
-        k = i
-        while k < n and s[k].isdigit() and s[k].isascii() and k - i <= _MAX_ORDERED_DIGITS:
-            k += 1
-        nxt = peek(k)
-        if nxt is None:
-            return None
-        if k - i > _MAX_ORDERED_DIGITS or nxt not in ".)":
-            return (PLAIN, i)
-        after = peek(k + 1)
-        if after is None:
-            return None
-        if after in " \t":
-            return ("ordered", k + 2)
-        return (PLAIN, i)
+        return _ordered(s, i, final)
     if c == ">":
         return ("quote", i + 1)
     if c == "|":
         return ("table", i + 1)
     if c in "`~":
-        k = i
-        while k < n and s[k] == c and k - i <= MAX_MARKER_RUN:
-            k += 1
-        if k == n and not final and k - i <= MAX_MARKER_RUN:
-            return None
-        if 3 <= k - i <= MAX_MARKER_RUN:
-            return ("fence", k)
-        return (PLAIN, i)
+        return _fence(s, i, final)
     return (PLAIN, i)
+
+
+def _peek(s: str, k: int, final: bool) -> str | None:
+    """The character at ``k``; ``"\\n"`` past the end of a final text; None when more text is needed."""
+    if k < len(s):
+        return s[k]
+    return "\n" if final else None
+
+
+def _run_end(s: str, i: int, limit: int) -> int:
+    """Just past the run of ``s[i]`` starting at ``i``, counting at most ``limit + 1`` characters."""
+    k = i
+    while k < len(s) and s[k] == s[i] and k - i <= limit:
+        k += 1
+    return k
+
+
+def _heading(s: str, i: int, final: bool) -> tuple[str, int] | None:
+    k = _run_end(s, i, 6)
+    nxt = _peek(s, k, final)
+    if nxt is None:
+        return None
+    return ("heading", k + 1) if k - i <= 6 and nxt in " \t" else (PLAIN, i)
+
+
+def _bullet_or_rule(s: str, i: int, final: bool) -> tuple[str, int] | None:
+    c = s[i]
+    nxt = _peek(s, i + 1, final)
+    if nxt is None:
+        return None
+    if nxt in " \t" and c != "_":
+        return ("bullet", i + 2)
+    if c in "-*_" and nxt == c:
+        k = _run_end(s, i, MAX_MARKER_RUN)
+        after = _peek(s, k, final)
+        if after is None:
+            return None
+        if 3 <= k - i <= MAX_MARKER_RUN and after.isspace():
+            return ("rule", k)
+    return (PLAIN, i)
+
+
+def _ordered(s: str, i: int, final: bool) -> tuple[str, int] | None:
+    k = i
+    while k < len(s) and s[k].isdigit() and s[k].isascii() and k - i <= _MAX_ORDERED_DIGITS:
+        k += 1
+    nxt = _peek(s, k, final)
+    if nxt is None:
+        return None
+    if k - i > _MAX_ORDERED_DIGITS or nxt not in ".)":
+        return (PLAIN, i)
+    after = _peek(s, k + 1, final)
+    if after is None:
+        return None
+    return ("ordered", k + 2) if after in " \t" else (PLAIN, i)
+
+
+def _fence(s: str, i: int, final: bool) -> tuple[str, int] | None:
+    k = _run_end(s, i, MAX_MARKER_RUN)
+    if k == len(s) and not final and k - i <= MAX_MARKER_RUN:
+        return None
+    return ("fence", k) if 3 <= k - i <= MAX_MARKER_RUN else (PLAIN, i)
 
 
 def clean_chunk(text: str, starts_line: bool) -> str:

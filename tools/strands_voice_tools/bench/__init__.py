@@ -31,9 +31,12 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strands_voice_protocol.errors import StrandsVoiceError
+
+if TYPE_CHECKING:
+    from strands_voice_tools.bench.config import BenchConfig
 
 __all__ = ["add_arguments", "run"]
 
@@ -82,16 +85,10 @@ def run(args: argparse.Namespace) -> int:
         StrandsVoiceError: the stack could not start or a run failed (the CLI prints it and exits 1).
     """
     # Imported here so that `strands-voice bench --help` and the pure submodules load instantly.
-    from strands_voice_tools.bench.config import BenchConfig
     from strands_voice_tools.bench.core import run_benchmark
     from strands_voice_tools.bench.report import format_table
 
-    config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()
-    trials = getattr(args, "trials", None)
-    if trials is not None:
-        if trials < 1:
-            raise StrandsVoiceError("--trials must be at least 1")
-        config = dataclasses.replace(config, trials=trials)
+    config = _config(args)
     plot_path: Path | None = getattr(args, "plot", None)
     if plot_path is not None:
         # Fail before minutes of measuring, not after, when matplotlib is missing.
@@ -122,11 +119,7 @@ def run(args: argparse.Namespace) -> int:
         print(format_heard_steps(results), flush=True)
     else:
         print(format_table(results), flush=True)
-    json_path: Path | None = getattr(args, "json", None)
-    if json_path is not None:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        _progress(f"wrote {json_path}")
+    _write_json(results, getattr(args, "json", None))
     if plot_path is not None:
         plot_path.parent.mkdir(parents=True, exist_ok=True)
         if heard_only:
@@ -137,6 +130,23 @@ def run(args: argparse.Namespace) -> int:
             write_plot(results, plot_path)
         _progress(f"wrote {plot_path}")
     return 0
+
+
+def _config(args: argparse.Namespace) -> BenchConfig:
+    """The run's configuration: the quick form with ``--quick``, ``--trials`` checked and applied.
+
+    Raises:
+        StrandsVoiceError: ``--trials`` is below 1.
+    """
+    from strands_voice_tools.bench.config import BenchConfig
+
+    config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()
+    trials = getattr(args, "trials", None)
+    if trials is not None:
+        if trials < 1:
+            raise StrandsVoiceError("--trials must be at least 1")
+        config = dataclasses.replace(config, trials=trials)
+    return config
 
 
 def _write_json(results: dict[str, Any], path: Path | None) -> None:

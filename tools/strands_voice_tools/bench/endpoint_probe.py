@@ -65,6 +65,62 @@ class RequestTiming:
     stall_s: float | None = None
 
 
+class _Arrivals:
+    """One request's audio as it arrives: the first byte's time, the bytes, the first sound, the frames."""
+
+    def __init__(self, rid: str, sample_rate: int, sink: bytearray | None) -> None:
+        self.rid = rid
+        self.started = time.perf_counter()
+        self.first_audio: float | None = None
+        self.audio_bytes = 0
+        self.heard = FirstHeard(sample_rate)
+        self.chunks: list[tuple[float, float]] = []  # (arrival, seconds of pcm16 audio) per frame
+        self._sample_rate = sample_rate
+        self._sink = sink
+
+    def add(self, frame: bytes) -> bool:
+        """Count one audio frame; whether it holds the request's first audible sound."""
+        arrived = time.perf_counter()
+        if self.first_audio is None:
+            self.first_audio = arrived
+        self.chunks.append((arrived - self.started, len(frame) / (2 * self._sample_rate)))
+        self.audio_bytes += len(frame)
+        if self._sink is not None:
+            self._sink.extend(frame)
+        return self.heard.feed(arrived - self.started, frame) is not None
+
+    def cancelled(self, first_audio: float) -> RequestTiming:
+        """The timing of a request cancelled after its first sound."""
+        return RequestTiming(
+            ttfa_s=first_audio - self.started,
+            total_s=time.perf_counter() - self.started,
+            audio_bytes=self.audio_bytes,
+            server_elapsed_s=0.0,
+            audio_duration_s=0.0,
+            cancelled=True,
+            heard_s=self.heard.heard_at,
+            sound_offset_s=self.heard.sound_offset_s,
+        )
+
+    def completed(self, message: SynthesisComplete) -> RequestTiming:
+        """The timing of a request the endpoint completed."""
+        finished = time.perf_counter()
+        if self.first_audio is None:
+            raise TTSRequestError("no_audio", "the request completed without audio", self.rid)
+        ttfa_s = self.first_audio - self.started
+        logger.debug("request_id=<%s>, ttfa_ms=<%.1f> | request timed", self.rid, ttfa_s * 1e3)
+        return RequestTiming(
+            ttfa_s=ttfa_s,
+            total_s=finished - self.started,
+            audio_bytes=self.audio_bytes,
+            server_elapsed_s=message.elapsed_s,
+            audio_duration_s=message.total_duration_s,
+            heard_s=self.heard.heard_at,
+            sound_offset_s=self.heard.sound_offset_s,
+            stall_s=simulate_playback(self.chunks).stall_s,
+        )
+
+
 async def time_request(
     ws: ClientConnection,
     text: str,
@@ -86,12 +142,8 @@ async def time_request(
         TTSConnectionError: the session closed before the request completed.
     """
     rid = request_id or uuid.uuid4().hex[:12]
-    started = time.perf_counter()
+    arrivals = _Arrivals(rid, sample_rate, audio_sink)
     await ws.send(encode_client_message(Synthesize(text=text, voice=voice, request_id=rid)))
-    first_audio: float | None = None
-    audio_bytes = 0
-    heard = FirstHeard(sample_rate)
-    chunks: list[tuple[float, float]] = []  # (arrival, seconds of pcm16 audio) per frame
     cancel_sent = False
     while True:
         try:
@@ -101,52 +153,18 @@ async def time_request(
                 "connection_lost", "the endpoint closed the session mid-request", rid
             ) from error
         if isinstance(frame, bytes):
-            arrived = time.perf_counter()
-            if first_audio is None:
-                first_audio = arrived
-            chunks.append((arrived - started, len(frame) / (2 * sample_rate)))
-            audio_bytes += len(frame)
-            if audio_sink is not None:
-                audio_sink.extend(frame)
-            if (
-                heard.feed(arrived - started, frame) is not None
-                and cancel_after_first_audio
-                and not cancel_sent
-            ):
+            if arrivals.add(frame) and cancel_after_first_audio and not cancel_sent:
                 cancel_sent = True
                 await ws.send(encode_client_message(Cancel(request_id=rid)))
             continue
         message = decode_server_control(frame)
         if isinstance(message, ErrorFrame):
             raise TTSRequestError(message.code, message.message, rid)
+        first_audio = arrivals.first_audio
         if isinstance(message, SynthesisCancelled) and message.request_id == rid and first_audio is not None:
-            return RequestTiming(
-                ttfa_s=first_audio - started,
-                total_s=time.perf_counter() - started,
-                audio_bytes=audio_bytes,
-                server_elapsed_s=0.0,
-                audio_duration_s=0.0,
-                cancelled=True,
-                heard_s=heard.heard_at,
-                sound_offset_s=heard.sound_offset_s,
-            )
+            return arrivals.cancelled(first_audio)
         if isinstance(message, SynthesisComplete) and message.request_id == rid:
-            finished = time.perf_counter()
-            if first_audio is None:
-                raise TTSRequestError("no_audio", "the request completed without audio", rid)
-            logger.debug(
-                "request_id=<%s>, ttfa_ms=<%.1f> | request timed", rid, (first_audio - started) * 1e3
-            )
-            return RequestTiming(
-                ttfa_s=first_audio - started,
-                total_s=finished - started,
-                audio_bytes=audio_bytes,
-                server_elapsed_s=message.elapsed_s,
-                audio_duration_s=message.total_duration_s,
-                heard_s=heard.heard_at,
-                sound_offset_s=heard.sound_offset_s,
-                stall_s=simulate_playback(chunks).stall_s,
-            )
+            return arrivals.completed(message)
 
 
 async def _close_session(ws: ClientConnection) -> None:

@@ -18,7 +18,7 @@ from strands_voice_protocol.errors import StrandsVoiceError
 from strands_voice_tools.bench.machine import load_average
 from strands_voice_tools.demo.progress import Progress
 from strands_voice_tools.demo.record import build_record, write_record
-from strands_voice_tools.demo.report import format_report, report_to_json
+from strands_voice_tools.demo.report import DemoReport, format_report, report_to_json
 from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
 
@@ -29,6 +29,13 @@ DEFAULT_SERVE_PORT: Final = 8000
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``demo`` options to ``parser``."""
+    _add_conversation_arguments(parser)
+    _add_output_arguments(parser)
+    _add_serve_arguments(parser)
+
+
+def _add_conversation_arguments(parser: argparse.ArgumentParser) -> None:
+    """What is asked, of which model, in which voice and format."""
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="what to ask the agent")
     parser.add_argument(
         "--mode",
@@ -50,21 +57,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="audio format streamed by the app (the WAVs are decoded from it; default: pcm16)",
     )
     parser.add_argument(
-        "--out",
-        type=Path,
-        default=DEFAULT_OUT_DIR,
-        help=f"where to write <mode>.wav (default: {DEFAULT_OUT_DIR})",
-    )
-    parser.add_argument(
-        "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"
-    )
-    parser.add_argument(
-        "--record",
-        action="store_true",
-        help="record the figures in docs/demo.json (with date, machine and command) and rewrite the "
-        "README's demo block from it; run from the repository's root",
-    )
-    parser.add_argument(
         "--model",
         default=None,
         metavar="SPEC",
@@ -80,6 +72,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="then ask PROMPT in the same conversation (AgentCore session) as the first mode, to show "
         f"the agent's memory (default PROMPT: {DEFAULT_FOLLOW_UP!r})",
     )
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the audio and the figures go."""
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT_DIR,
+        help=f"where to write <mode>.wav (default: {DEFAULT_OUT_DIR})",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=None, metavar="FILE", help="also write the figures as JSON"
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="record the figures in docs/demo.json (with date, machine and command) and rewrite the "
+        "README's demo block from it; run from the repository's root",
+    )
+
+
+def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--serve``: the page in a browser instead of a recorded run."""
     parser.add_argument(
         "--serve",
         action="store_true",
@@ -134,20 +149,7 @@ def run(args: argparse.Namespace) -> int:
     """
     progress = Progress()
     try:
-        # Offline and free unless asked: AWS credentials alone never switch the demo to Bedrock.
-        spec = args.model if args.model is not None else "scripted"
-        choice = parse_model_spec(spec)  # fail on a typo before loading anything
-        spec = answer_language(spec, choice, args.voice)
-        if choice.is_scripted:
-            progress.note(
-                "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model; "
-                "--model bedrock:<model-id>, ollama:<name> or openai:<model-id> for one)"
-            )
-        else:
-            progress.note(f"model: {choice.description}")
-        if choice.is_scripted and (args.serve or args.follow_up is not None):
-            # The page and the follow-up are conversations: the stand-in shows it remembers.
-            spec += ("&" if "?" in spec else "?") + "remember=1"
+        spec = _model_spec(args, progress)
         if args.serve:
             return serve(args, spec, progress)
         modes = ("bidi", "batch") if args.mode == "both" else (args.mode,)
@@ -166,21 +168,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"strands-voice demo: error: {error}", file=sys.stderr)
         return 1
     print(format_report(report))
-    if args.json is not None:
-        try:
-            args.json.parent.mkdir(parents=True, exist_ok=True)
-            args.json.write_text(json.dumps(report_to_json(report), indent=2) + "\n", encoding="utf-8")
-        except OSError as error:
-            print(f"strands-voice demo: error: cannot write {args.json}: {error.strerror}", file=sys.stderr)
-            return 1
-    if args.record:
-        try:
-            record = build_record(report, record_command(args), started_at=started_at, load_start=load_start)
-            path = write_record(record, Path.cwd())
-        except (OSError, ValueError) as error:
-            print(f"strands-voice demo: error: cannot record the figures: {error}", file=sys.stderr)
-            return 1
-        progress.note(f"recorded {path} and the README's demo block")
+    if not _write_figures(args, report, started_at, load_start, progress):
+        return 1
     silent = [r.mode for r in report.results if not report.pcm.get(r.mode)]
     if silent:
         print(
@@ -189,3 +178,52 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _model_spec(args: argparse.Namespace, progress: Progress) -> str:
+    """The model spec the run uses, checked, and said on stderr.
+
+    Raises:
+        StrandsVoiceError: the spec is not one the app knows.
+    """
+    # Offline and free unless asked: AWS credentials alone never switch the demo to Bedrock.
+    spec = args.model if args.model is not None else "scripted"
+    choice = parse_model_spec(spec)  # fail on a typo before loading anything
+    spec = answer_language(spec, choice, args.voice)
+    if choice.is_scripted:
+        progress.note(
+            "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model; "
+            "--model bedrock:<model-id>, ollama:<name> or openai:<model-id> for one)"
+        )
+    else:
+        progress.note(f"model: {choice.description}")
+    if choice.is_scripted and (args.serve or args.follow_up is not None):
+        # The page and the follow-up are conversations: the stand-in shows it remembers.
+        spec += ("&" if "?" in spec else "?") + "remember=1"
+    return spec
+
+
+def _write_figures(
+    args: argparse.Namespace,
+    report: DemoReport,
+    started_at: datetime,
+    load_start: list[float] | None,
+    progress: Progress,
+) -> bool:
+    """Write ``--json`` and ``--record`` when asked; False (the error said on stderr) when one cannot be."""
+    if args.json is not None:
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report_to_json(report), indent=2) + "\n", encoding="utf-8")
+        except OSError as error:
+            print(f"strands-voice demo: error: cannot write {args.json}: {error.strerror}", file=sys.stderr)
+            return False
+    if args.record:
+        try:
+            record = build_record(report, record_command(args), started_at=started_at, load_start=load_start)
+            path = write_record(record, Path.cwd())
+        except (OSError, ValueError) as error:
+            print(f"strands-voice demo: error: cannot record the figures: {error}", file=sys.stderr)
+            return False
+        progress.note(f"recorded {path} and the README's demo block")
+    return True

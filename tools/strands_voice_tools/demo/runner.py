@@ -16,6 +16,7 @@ from strands_voice_tools.demo.report import DemoReport
 from strands_voice_tools.demo.stack import start_demo_stack
 
 if TYPE_CHECKING:
+    import httpx
     from kokoro_endpoint.engines.interface import Engine
 
 __all__ = ["DEFAULT_FOLLOW_UP", "DEFAULT_OUT_DIR", "DEFAULT_PROMPT", "SESSION_HEADER", "run_demo", "run_mode"]
@@ -80,12 +81,7 @@ def run_mode(
             ) as response,
         ):
             if response.status_code != 200:
-                response.read()
-                try:
-                    message = str(response.json().get("message", response.text))
-                except (ValueError, AttributeError):
-                    message = response.text[:200]
-                raise DemoError(f"{mode}: the app answered HTTP {response.status_code}: {message}")
+                raise _refusal(mode, response)
             result = record_stream(response.iter_bytes(), recorder, started=started, on_update=on_update)
     except httpx.TimeoutException as exc:
         raise DemoError(f"{mode}: the app went silent for {read_timeout:.0f} s") from exc
@@ -93,6 +89,16 @@ def run_mode(
         raise DemoError(f"{mode}: the request to the app failed: {exc}") from exc
     result.first_heard_s = first_heard_s(result)
     return result
+
+
+def _refusal(mode: str, response: httpx.Response) -> DemoError:
+    """The error for an app that answered other than 200: its ``message`` when the body has one."""
+    response.read()
+    try:
+        message = str(response.json().get("message", response.text))
+    except (ValueError, AttributeError):
+        message = response.text[:200]
+    return DemoError(f"{mode}: the app answered HTTP {response.status_code}: {message}")
 
 
 def run_demo(
@@ -130,8 +136,6 @@ def run_demo(
     Raises:
         DemoError: Something failed; the message says what to do.
     """
-    from strands_voice_protocol.audio import decode_audio, write_wav
-
     steps = progress or Progress(animate=False)
     stack = start_demo_stack(model_spec, engine=engine, progress=steps)
     report = DemoReport(prompt=prompt, model=stack.model, voice=voice or stack.voice, results=[])
@@ -152,14 +156,7 @@ def run_demo(
                     on_update=show,
                     session_id=session_id if index == 0 else None,
                 )
-            encoded = result.encoded_audio
-            pcm = encoded if audio_format == "pcm16" or not encoded else decode_audio(encoded, audio_format)
-            report.results.append(result)
-            report.pcm[mode] = pcm
-            if out_dir is not None and pcm:
-                out_dir.mkdir(parents=True, exist_ok=True)
-                report.wavs[mode] = out_dir / f"{mode}.wav"
-                write_wav(report.wavs[mode], pcm)
+            _keep(report, result, audio_format, out_dir)
         if follow_up is not None:
             with steps.step("follow-up: asking again in the same conversation"):
                 report.follow_up_prompt = follow_up
@@ -174,3 +171,17 @@ def run_demo(
     finally:
         stack.stop()
     return report
+
+
+def _keep(report: DemoReport, result: ModeResult, audio_format: str, out_dir: Path | None) -> None:
+    """Add one mode's result to ``report``: its audio decoded back to PCM, and its WAV when asked."""
+    from strands_voice_protocol.audio import decode_audio, write_wav
+
+    mode, encoded = result.mode, result.encoded_audio
+    pcm = encoded if audio_format == "pcm16" or not encoded else decode_audio(encoded, audio_format)
+    report.results.append(result)
+    report.pcm[mode] = pcm
+    if out_dir is not None and pcm:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        report.wavs[mode] = out_dir / f"{mode}.wav"
+        write_wav(report.wavs[mode], pcm)

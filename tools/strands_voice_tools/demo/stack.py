@@ -167,13 +167,7 @@ def start_demo_stack(
             "the demo needs the endpoint and example app packages: run it from the repository with "
             "`uv run strands-voice demo`"
         ) from exc
-    steps = progress or Progress(animate=False)
-    if engine is None:
-        if progress is None:
-            engine = load_tts_engine()
-        else:
-            with steps.step("loading the Kokoro-82M TTS model (ONNX, CPU)"):
-                engine = load_tts_engine()
+    engine = engine if engine is not None else _load_engine(progress)
     endpoint = _start_server(
         create_endpoint_app(engine=engine), host, endpoint_port, "TTS endpoint", "--tts-port"
     )
@@ -199,3 +193,11 @@ def start_demo_stack(
         voice=engine.default_voice,
         _servers=[endpoint, app_server],
     )
+
+
+def _load_engine(progress: Progress | None) -> Engine:
+    """Load the ONNX engine, as a progress step when there is progress to show."""
+    if progress is None:
+        return load_tts_engine()
+    with progress.step("loading the Kokoro-82M TTS model (ONNX, CPU)"):
+        return load_tts_engine()
