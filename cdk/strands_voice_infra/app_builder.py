@@ -89,52 +89,59 @@ def build_app(
     Tags.of(app).add("project", "strands-voice")
 
     if speech:
-        models = list(MODELS.values())
-        foundation = SpeechFoundationStack(
-            app,
-            SPEECH_FOUNDATION,
-            models=models,
-            description="strands-voice: model-weights bucket (retained) and SageMaker execution roles",
-        )
-        cache = SpeechModelCacheStack(
-            app,
-            SPEECH_MODEL_CACHE,
-            bucket=foundation.bucket,
-            copy_role=foundation.copy_role,
-            models=models,
-            description="strands-voice: pinned Hugging Face snapshots copied into the model bucket",
-        )
-        spec = config.speech_model
-        endpoint = SpeechEndpointStack(
-            app,
-            spec.stack_name,
-            config=config,
-            execution_role=foundation.roles[spec.name],
-            model_data_uri=cache.model_data_uris[spec.name],
-            description=f"strands-voice: {spec.name} TTS on a SageMaker real-time endpoint",
-        )
-        built.stacks.update(
-            {SPEECH_FOUNDATION: foundation, SPEECH_MODEL_CACHE: cache, spec.stack_name: endpoint}
-        )
-
+        built.stacks.update(_speech_stacks(app, config))
     if agent:
-        agent_foundation = AgentFoundationStack(
-            app,
-            AGENT_FOUNDATION,
-            config=config,
-            description="strands-voice: the voice agent's AgentCore execution role",
-        )
-        runtime = AgentRuntimeStack(
-            app,
-            AGENT_RUNTIME,
-            config=config,
-            role=agent_foundation.role,
-            conversation_environment=agent_foundation.conversations.environment,
-            description="strands-voice: the voice agent on a Bedrock AgentCore runtime",
-        )
-        built.stacks.update({AGENT_FOUNDATION: agent_foundation, AGENT_RUNTIME: runtime})
+        built.stacks.update(_agent_stacks(app, config))
 
     if nag:
         apply_nag(app)
     logger.debug("stacks=<%s> | app built", ",".join(built.stacks))
     return built
+
+
+def _speech_stacks(app: App, config: InfraConfig) -> dict[str, Stack]:
+    """SpeechFoundation, SpeechModelCache and the configured model's ``Speech-<model>``, by name."""
+    models = list(MODELS.values())
+    foundation = SpeechFoundationStack(
+        app,
+        SPEECH_FOUNDATION,
+        models=models,
+        description="strands-voice: model-weights bucket (retained) and SageMaker execution roles",
+    )
+    cache = SpeechModelCacheStack(
+        app,
+        SPEECH_MODEL_CACHE,
+        bucket=foundation.bucket,
+        copy_role=foundation.copy_role,
+        models=models,
+        description="strands-voice: pinned Hugging Face snapshots copied into the model bucket",
+    )
+    spec = config.speech_model
+    endpoint = SpeechEndpointStack(
+        app,
+        spec.stack_name,
+        config=config,
+        execution_role=foundation.roles[spec.name],
+        model_data_uri=cache.model_data_uris[spec.name],
+        description=f"strands-voice: {spec.name} TTS on a SageMaker real-time endpoint",
+    )
+    return {SPEECH_FOUNDATION: foundation, SPEECH_MODEL_CACHE: cache, spec.stack_name: endpoint}
+
+
+def _agent_stacks(app: App, config: InfraConfig) -> dict[str, Stack]:
+    """AgentFoundation and AgentRuntime, by name."""
+    agent_foundation = AgentFoundationStack(
+        app,
+        AGENT_FOUNDATION,
+        config=config,
+        description="strands-voice: the voice agent's AgentCore execution role",
+    )
+    runtime = AgentRuntimeStack(
+        app,
+        AGENT_RUNTIME,
+        config=config,
+        role=agent_foundation.role,
+        conversation_environment=agent_foundation.conversations.environment,
+        description="strands-voice: the voice agent on a Bedrock AgentCore runtime",
+    )
+    return {AGENT_FOUNDATION: agent_foundation, AGENT_RUNTIME: runtime}

@@ -204,13 +204,7 @@ def sync_snapshot(
         prefix += "/"
     pins = dict(expected_sha256 or {})
     files = _select(list_hub_files(repo_id, revision, opener=opener, endpoint=endpoint), include)
-    for path, sha in pins.items():
-        listed = next((f for f in files if f.path == path), None)
-        if listed is None or listed.sha256 != sha:
-            raise IntegrityError(
-                f"{path}: the hub lists {listed.sha256 if listed else 'no file'}, pinned {sha}"
-            )
-
+    _check_pins(files, pins)
     uploaded = skipped = sent = 0
     for hub_file in files:
         key = prefix + hub_file.path
@@ -220,35 +214,9 @@ def sync_snapshot(
         if remaining_ms() < _SAFETY_MARGIN_MS:
             raise TimeoutError(f"stopped before {hub_file.path} to beat the deadline; deploy again to resume")
         url = f"{endpoint}/{repo_id}/resolve/{revision}/{urllib.parse.quote(hub_file.path)}"
-        started = time.monotonic()
-        with _get(url, opener) as response:
-            reader = _HashingReader(response, hub_file.size)
-            s3.upload_fileobj(
-                reader,
-                bucket,
-                key,
-                ExtraArgs={
-                    "Metadata": {
-                        "source-id": hub_file.source_id,
-                        "hf-repo": repo_id,
-                        "hf-revision": revision,
-                    },
-                    "ContentType": "application/octet-stream",
-                },
-                Config=_transfer_config(),
-            )
-        problem = _verify(hub_file, reader, pins.get(hub_file.path))
-        if problem:
-            s3.delete_object(Bucket=bucket, Key=key)
-            raise IntegrityError(f"{hub_file.path}: {problem}")
+        source = {"hf-repo": repo_id, "hf-revision": revision}
+        sent += _upload(s3, bucket, key, hub_file, _get(url, opener), source, pins.get(hub_file.path))
         uploaded += 1
-        sent += reader.count
-        logger.info(
-            "path=<%s>, bytes=<%d>, seconds=<%.1f> | uploaded",
-            hub_file.path,
-            reader.count,
-            time.monotonic() - started,
-        )
     logger.info("files=<%d>, uploaded=<%d>, skipped=<%d> | snapshot in place", len(files), uploaded, skipped)
     return {
         "Files": len(files),
@@ -369,3 +337,57 @@ def handler(
             log_stream=log_stream,
             opener=opener,
         )
+
+
+def _check_pins(files: list[HubFile], pins: Mapping[str, str]) -> None:
+    """Every pinned path is listed by the hub with its pinned SHA-256.
+
+    Raises:
+        IntegrityError: a pinned path is missing or listed with another hash.
+    """
+    for path, sha in pins.items():
+        listed = next((f for f in files if f.path == path), None)
+        if listed is None or listed.sha256 != sha:
+            raise IntegrityError(
+                f"{path}: the hub lists {listed.sha256 if listed else 'no file'}, pinned {sha}"
+            )
+
+
+def _upload(
+    s3: _S3,
+    bucket: str,
+    key: str,
+    hub_file: HubFile,
+    download: Any,
+    source: Mapping[str, str],
+    pin: str | None,
+) -> int:
+    """Stream one hub file into ``s3://bucket/key`` and verify it; returns the bytes uploaded.
+
+    Raises:
+        IntegrityError: its size or a hash does not match; the bad object is deleted.
+    """
+    started = time.monotonic()
+    with download as response:
+        reader = _HashingReader(response, hub_file.size)
+        s3.upload_fileobj(
+            reader,
+            bucket,
+            key,
+            ExtraArgs={
+                "Metadata": {"source-id": hub_file.source_id, **source},
+                "ContentType": "application/octet-stream",
+            },
+            Config=_transfer_config(),
+        )
+    problem = _verify(hub_file, reader, pin)
+    if problem:
+        s3.delete_object(Bucket=bucket, Key=key)
+        raise IntegrityError(f"{hub_file.path}: {problem}")
+    logger.info(
+        "path=<%s>, bytes=<%d>, seconds=<%.1f> | uploaded",
+        hub_file.path,
+        reader.count,
+        time.monotonic() - started,
+    )
+    return reader.count

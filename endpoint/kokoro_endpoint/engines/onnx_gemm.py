@@ -205,28 +205,8 @@ def _as_matmul(node: Any, weights: np.ndarray[Any, Any], weight_zero: int) -> tu
         nodes.append(helper.make_node("Pad", [current, name("pads"), activation_zero], [name("padded")]))
         current = name("padded")
     if taps > 1 or stride > 1:
-        # Output step t reads padded steps t * stride + tap * dilation: one Gather of a (steps, taps) index.
-        reach = dilation * (taps - 1)
-        offsets = dilation * np.arange(taps, dtype=np.int64).reshape(1, taps)
-        constants += [
-            numpy_helper.from_array(np.array(0, np.int64), name("zero")),
-            numpy_helper.from_array(np.array(reach, np.int64), name("reach")),
-            numpy_helper.from_array(np.array(stride, np.int64), name("stride")),
-            numpy_helper.from_array(np.array([1], np.int64), name("axis")),
-            numpy_helper.from_array(offsets, name("taps")),
-            numpy_helper.from_array(np.array([0, -1, taps * in_channels], np.int64), name("rows")),
-        ]
-        nodes += [
-            helper.make_node("Shape", [current], [name("length")], start=1, end=2),
-            helper.make_node("Squeeze", [name("length")], [name("length_scalar")]),
-            helper.make_node("Sub", [name("length_scalar"), name("reach")], [name("starts_end")]),
-            helper.make_node("Range", [name("zero"), name("starts_end"), name("stride")], [name("starts")]),
-            helper.make_node("Unsqueeze", [name("starts"), name("axis")], [name("starts_column")]),
-            helper.make_node("Add", [name("starts_column"), name("taps")], [name("indices")]),
-            helper.make_node("Gather", [current, name("indices")], [name("gathered")], axis=1),
-            helper.make_node("Reshape", [name("gathered"), name("rows")], [name("columns")]),
-        ]
-        current = name("columns")
+        unfolded = _unfold(prefix, current, (taps, in_channels), dilation, stride)
+        nodes, constants, current = nodes + unfolded[0], constants + unfolded[1], unfolded[2]
     nodes += [
         helper.make_node(
             "MatMulInteger",
@@ -238,3 +218,42 @@ def _as_matmul(node: Any, weights: np.ndarray[Any, Any], weight_zero: int) -> tu
     for index, new_node in enumerate(nodes):
         new_node.name = f"{prefix}/{index}"
     return nodes, constants
+
+
+def _unfold(
+    prefix: str, source: str, shape: tuple[int, int], dilation: int, stride: int
+) -> tuple[list[Any], list[Any], str]:
+    """The nodes and constants that gather each output step's ``(taps, in_channels)`` into one row.
+
+    Output step t reads padded steps t * stride + tap * dilation: one Gather of a (steps, taps) index.
+
+    Returns:
+        The nodes, the constants, and the name of the ``(batch, steps, taps * in_channels)`` result.
+    """
+    from onnx import helper, numpy_helper
+
+    def name(part: str) -> str:
+        return f"{prefix}/{part}"
+
+    taps, in_channels = shape
+    reach = dilation * (taps - 1)
+    offsets = dilation * np.arange(taps, dtype=np.int64).reshape(1, taps)
+    constants = [
+        numpy_helper.from_array(np.array(0, np.int64), name("zero")),
+        numpy_helper.from_array(np.array(reach, np.int64), name("reach")),
+        numpy_helper.from_array(np.array(stride, np.int64), name("stride")),
+        numpy_helper.from_array(np.array([1], np.int64), name("axis")),
+        numpy_helper.from_array(offsets, name("taps")),
+        numpy_helper.from_array(np.array([0, -1, taps * in_channels], np.int64), name("rows")),
+    ]
+    nodes = [
+        helper.make_node("Shape", [source], [name("length")], start=1, end=2),
+        helper.make_node("Squeeze", [name("length")], [name("length_scalar")]),
+        helper.make_node("Sub", [name("length_scalar"), name("reach")], [name("starts_end")]),
+        helper.make_node("Range", [name("zero"), name("starts_end"), name("stride")], [name("starts")]),
+        helper.make_node("Unsqueeze", [name("starts"), name("axis")], [name("starts_column")]),
+        helper.make_node("Add", [name("starts_column"), name("taps")], [name("indices")]),
+        helper.make_node("Gather", [source, name("indices")], [name("gathered")], axis=1),
+        helper.make_node("Reshape", [name("gathered"), name("rows")], [name("columns")]),
+    ]
+    return nodes, constants, name("columns")

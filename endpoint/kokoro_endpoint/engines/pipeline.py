@@ -15,8 +15,10 @@ import numpy.typing as npt
 from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.interface import Engine, speech_pieces
+from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.interrupt import Interrupt, close_iterator
 from kokoro_endpoint.languages import Reading, normalized
+from kokoro_endpoint.normalized_text import NormalizedText
 from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
 from kokoro_endpoint.text import locate, split_segments
 from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
@@ -82,14 +84,10 @@ def synthesize_segments(
         Outputs as they are ready (never empty audio), one per engine step (plus each phrase's pause).
         Closing this generator closes the engine's current call.
     """
-    rate = engine.sample_rate
-    policy = silence if silence is not None and silence.trim else None
-    shaper = SegmentShaper(policy, rate) if policy is not None else None
     reading = reading or Reading()
     spoken = normalized(text, reading.lang, normalize)
-    empty = np.zeros(0, dtype=np.float32)
-    emitted = 0  # samples yielded so far
-    words_end = 0  # where (in samples yielded) the last word placed ends
+    policy = silence if silence is not None and silence.trim else None
+    output = _Output(policy, engine.sample_rate, timestamps)
     cursor = 0
     for phrase in split_segments(spoken.text, clause_chars):
         offset = max(cursor, locate(spoken.text, phrase, cursor))
@@ -98,40 +96,75 @@ def synthesize_segments(
             interrupt.check()
         pieces = speech_pieces(engine, phrase, voice, speed, reading, interrupt)
         try:
-            owed = False  # the segment before (in this phrase) owes a clause pause
-            words: list[WordTiming] = []  # the current segment's words, until its first sound is out
-            for piece in pieces:
-                if timestamps and piece.timing is not None:
-                    words = segment_words(token_spans(piece.timing, rate), offset, spoken)
-                if shaper is None or policy is None:
-                    audio, first_sound, shift = piece.audio, piece.audio.size > 0, 0.0
-                else:
-                    # One output per engine step: a pause owed by the segment before, this piece's sound,
-                    # and, when the piece ends its segment, the kept tail.
-                    head = _pause(policy.clause_pause_ms, rate, words_end - emitted) if owed else empty
-                    was_sounding = shaper.sounding
-                    sound = shaper.feed(piece.audio)
-                    first_sound = shaper.sounding and not was_sounding
-                    shift = (len(head) - shaper.lead_dropped) / rate
-                    owed = piece.segment_end
-                    tail = shaper.end_segment(0.0) if owed else empty
-                    audio = np.concatenate([head, sound, tail])
-                placed: tuple[WordTiming, ...] = ()
-                if words and first_sound:
-                    placed, words = shift_words(words, shift), []
-                    words_end = emitted + round(max(word.end_s for word in placed) * rate)
-                if piece.segment_end:
-                    words = []  # a segment without sound has no words to show
-                if audio.size:
-                    emitted += audio.size
-                    yield RequestAudio(audio, placed)
-            if policy is not None and owed:
-                pause = _pause(pause_after(phrase, policy), rate, words_end - emitted)
-                if pause.size:
-                    emitted += pause.size
-                    yield RequestAudio(pause)
+            yield from output.phrase(pieces, phrase, offset, spoken)
         finally:
             close_iterator(pieces)
+
+
+_EMPTY = np.zeros(0, dtype=np.float32)
+
+
+class _Output:
+    """A request's outputs so far: the samples yielded, where the last placed word ends, the shaping.
+
+    Args:
+        policy: The silence policy that trims; None sends the engine's audio as it is.
+        rate: The engine's sample rate.
+        timestamps: Place each segment's words.
+    """
+
+    def __init__(self, policy: SilencePolicy | None, rate: int, timestamps: bool) -> None:
+        self.policy = policy
+        self.rate = rate
+        self.timestamps = timestamps
+        self.shaper = SegmentShaper(policy, rate) if policy is not None else None
+        self.emitted = 0  # samples yielded so far
+        self.words_end = 0  # where (in samples yielded) the last word placed ends
+
+    def phrase(
+        self, pieces: Iterator[SpeechPiece], phrase: str, offset: int, spoken: NormalizedText
+    ) -> Iterator[RequestAudio]:
+        """One phrase's outputs (at ``offset`` in the spoken text), then the pause its end asks for."""
+        owed = False  # the segment before (in this phrase) owes a clause pause
+        words: list[WordTiming] = []  # the current segment's words, until its first sound is out
+        for piece in pieces:
+            if self.timestamps and piece.timing is not None:
+                words = segment_words(token_spans(piece.timing, self.rate), offset, spoken)
+            audio, first_sound, shift = self._shape(piece, owed)
+            owed = piece.segment_end
+            placed: tuple[WordTiming, ...] = ()
+            if words and first_sound:
+                placed, words = shift_words(words, shift), []
+                self.words_end = self.emitted + round(max(word.end_s for word in placed) * self.rate)
+            if piece.segment_end:
+                words = []  # a segment without sound has no words to show
+            if audio.size:
+                self.emitted += audio.size
+                yield RequestAudio(audio, placed)
+        if self.policy is not None and owed:
+            pause = _pause(pause_after(phrase, self.policy), self.rate, self.words_end - self.emitted)
+            if pause.size:
+                self.emitted += pause.size
+                yield RequestAudio(pause)
+
+    def _shape(self, piece: SpeechPiece, owed: bool) -> tuple[npt.NDArray[np.float32], bool, float]:
+        """One output per engine step: a pause owed by the segment before, this piece's sound, and, when
+        the piece ends its segment, the kept tail.
+
+        Returns:
+            The audio, whether it holds the segment's first sound, and how far its words move (seconds).
+        """
+        if self.shaper is None or self.policy is None:
+            return piece.audio, piece.audio.size > 0, 0.0
+        head = _EMPTY
+        if owed:
+            head = _pause(self.policy.clause_pause_ms, self.rate, self.words_end - self.emitted)
+        was_sounding = self.shaper.sounding
+        sound = self.shaper.feed(piece.audio)
+        first_sound = self.shaper.sounding and not was_sounding
+        shift = (len(head) - self.shaper.lead_dropped) / self.rate
+        tail = self.shaper.end_segment(0.0) if piece.segment_end else _EMPTY
+        return np.concatenate([head, sound, tail]), first_sound, shift
 
 
 def _pause(ms: float, rate: int, at_least: int) -> npt.NDArray[np.float32]:
