@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -98,6 +98,36 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
         state.capacity.release()
 
 
+def _lifespan(
+    state: EndpointState, metrics: EndpointMetrics | None, interval_s: float
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the scheduler, the engine (loaded in the background when not given), the
+    interval metrics; at shutdown every task cancelled and the running step waited for."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state.scheduler = SynthesisScheduler(
+            state.settings.synthesis_workers,
+            state.settings.scheduling,
+            opening_lane=state.settings.opening_lane,
+        )
+        loader: asyncio.Task[None] | None = None
+        if state.engine is not None:
+            await state.load()
+        else:
+            loader = asyncio.create_task(state.load(), name="engine-load")
+        reporting = [] if metrics is None else [asyncio.create_task(report_every(metrics, state, interval_s))]
+        try:
+            yield
+        finally:
+            if loader is not None:
+                await cancel_and_wait([loader], grace_s=1.0)
+            await cancel_and_wait(reporting, grace_s=1.0)
+            await asyncio.to_thread(state.scheduler.shutdown)  # waits for a running step
+
+    return lifespan
+
+
 def create_app(
     engine: Engine | None = None,
     settings: Settings | None = None,
@@ -121,29 +151,6 @@ def create_app(
     state = EndpointState(settings=settings or Settings(), engine=engine)
     metrics = metrics if metrics is not None else metrics_from_env()
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        state.scheduler = SynthesisScheduler(
-            state.settings.synthesis_workers,
-            state.settings.scheduling,
-            opening_lane=state.settings.opening_lane,
-        )
-        loader: asyncio.Task[None] | None = None
-        if state.engine is not None:
-            await state.load()
-        else:
-            loader = asyncio.create_task(state.load(), name="engine-load")
-        reporting = (
-            [] if metrics is None else [asyncio.create_task(report_every(metrics, state, metrics_interval_s))]
-        )
-        try:
-            yield
-        finally:
-            if loader is not None:
-                await cancel_and_wait([loader], grace_s=1.0)
-            await cancel_and_wait(reporting, grace_s=1.0)
-            await asyncio.to_thread(state.scheduler.shutdown)  # waits for a running step
-
     app = Starlette(
         routes=[
             Route("/ping", ping, methods=["GET"]),
@@ -152,7 +159,7 @@ def create_app(
             Route("/voices", voices, methods=["GET"]),
             *openai_routes(),
         ],
-        lifespan=lifespan,
+        lifespan=_lifespan(state, metrics, metrics_interval_s),
         middleware=[]
         if metrics is None
         else [Middleware(MetricsMiddleware, metrics=metrics, max_frame_bytes=state.settings.max_frame_bytes)],
