@@ -81,6 +81,26 @@ def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _prompt(value: Any, max_prompt_chars: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise PayloadError("'prompt' must be a non-empty string")
+    prompt = value.strip()
+    if len(prompt) > max_prompt_chars:
+        raise PayloadError(f"'prompt' is too long: {len(prompt)} characters, at most {max_prompt_chars}")
+    return prompt
+
+
+def _speed(speed: Any) -> float | None:
+    if speed is None:
+        return None
+    # bool is an int subclass; true/false is a type mistake, not a speed.
+    if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):
+        raise PayloadError("'speed' must be a number")
+    if not MIN_SPEED <= speed <= MAX_SPEED:
+        raise PayloadError(f"'speed' must be between {MIN_SPEED} and {MAX_SPEED}")
+    return float(speed)
+
+
 def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> VoiceRequest:
     """Check every field of an invocation payload.
 
@@ -102,13 +122,7 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
             f"unknown field(s) {', '.join(repr(k) for k in unknown)}; "
             f"accepted: {', '.join(sorted(PAYLOAD_FIELDS))}"
         )
-    prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise PayloadError("'prompt' must be a non-empty string")
-    prompt = prompt.strip()
-    if len(prompt) > max_prompt_chars:
-        raise PayloadError(f"'prompt' is too long: {len(prompt)} characters, at most {max_prompt_chars}")
-
+    prompt = _prompt(payload.get("prompt"), max_prompt_chars)
     mode = payload.get("mode")
     mode = "bidi" if mode is None else _choice("mode", mode, MODES)
 
@@ -126,15 +140,7 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
     except FrameDecodeError:
         raise PayloadError('\'lexicon\' must be an object of {"word": "phonemes"}') from None
 
-    speed = payload.get("speed")
-    if speed is not None:
-        # bool is an int subclass; true/false is a type mistake, not a speed.
-        if isinstance(speed, bool) or not isinstance(speed, int | float) or not math.isfinite(speed):
-            raise PayloadError("'speed' must be a number")
-        if not MIN_SPEED <= speed <= MAX_SPEED:
-            raise PayloadError(f"'speed' must be between {MIN_SPEED} and {MAX_SPEED}")
-        speed = float(speed)
-
+    speed = _speed(payload.get("speed"))
     audio_format = payload.get("format")
     audio_format = "pcm16" if audio_format is None else _choice("format", audio_format, AUDIO_FORMATS)
 
