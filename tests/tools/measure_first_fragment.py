@@ -2,7 +2,7 @@
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_first_fragment.py docs/first_fragment.json
+    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_first_fragment.py docs/benchmarks/first_fragment_cut_vs_whole.json
 
 In process, one onnxruntime thread, medians of 3: the time to the first audio of a request (silence
 policy on) for the 44- and 197-character sentences, windowed and whole-segment, and for first fragments
@@ -90,4 +90,4 @@ def main(out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "first_fragment.json")
+    main(sys.argv[1] if len(sys.argv) > 1 else "docs/benchmarks/first_fragment_cut_vs_whole.json")
