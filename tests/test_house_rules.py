@@ -9,6 +9,7 @@ files, not in code.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -25,6 +26,8 @@ SOURCE_TREES = (
 )
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_BODY_LINES = 60
+#: A citation of the tracker's numbers (the word, then a number): the tracker is not in the repository.
+ISSUE_NUMBER = re.compile(r"\bissues?[ _-]?#?[0-9]+", re.IGNORECASE)
 
 
 def sources(trees: Iterable[Path] = SOURCE_TREES) -> list[Path]:
@@ -52,6 +55,16 @@ def long_functions(paths: Iterable[Path]) -> list[str]:
     return found
 
 
+def issue_numbers(paths: Iterable[Path]) -> list[str]:
+    """Every line that cites an issue number."""
+    return [
+        f"{path.name}:{number}"
+        for path in paths
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ISSUE_NUMBER.search(line)
+    ]
+
+
 def test_every_tree_holds_sources() -> None:
     # A moved tree would make every rule below pass on nothing.
     assert all(sources([tree]) for tree in SOURCE_TREES)
@@ -65,6 +78,11 @@ def test_no_function_body_over_60_lines() -> None:
     assert long_functions(sources()) == []
 
 
+def test_no_issue_numbers_in_sources_or_tests() -> None:
+    tests = sorted(p for p in (ROOT / "tests").rglob("*.py") if "__pycache__" not in p.parts)
+    assert issue_numbers([*sources(), *tests]) == []
+
+
 def test_the_checks_see_what_they_forbid(tmp_path: Path) -> None:
     lines = [f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_BODY_LINES)]
     body = "".join(lines)
@@ -76,6 +94,10 @@ def test_the_checks_see_what_they_forbid(tmp_path: Path) -> None:
     paths = sources([tmp_path])
     assert long_modules(paths) == {"long.py": MAX_MODULE_LINES + 1}
     assert long_functions(paths) == ["told.py:1 told (61 lines)"]
+    cited = tmp_path / "cited.py"
+    cited.write_text("# see the tracker\n# fixed in " + "Issue #" + "12\nreissue 3 = 1\n", encoding="utf-8")
+    assert issue_numbers([cited]) == ["cited.py:2"]
+
 
 def module_name(path: Path) -> str:
     """The dotted name ``path`` is imported by: up through every folder that holds an ``__init__.py``."""

@@ -1,4 +1,4 @@
-"""Where the deployed voice agent keeps its conversations (issue 23): an S3 bucket or an AgentCore Memory.
+"""Where the deployed voice agent keeps its conversations: an S3 bucket or an AgentCore Memory.
 
 The app chooses its Strands session manager from environment variables (``CONVERSATION_STORE`` =
 ``file`` | ``s3`` | ``agentcore-memory`` | ``none``, ``CONVERSATION_BUCKET``, ``CONVERSATION_PREFIX``,

@@ -200,7 +200,7 @@ def test_app_keeps_no_conversation_between_requests(echo_app_url: str, invoke: A
 def test_app_text_utf8_cannot_carry_is_one_error_event_and_the_answer_goes_on(
     echo_app_url: str, invoke: Any
 ) -> None:
-    """Issue 12: a lone surrogate in the model's text (here echoed from the prompt) once raised a raw
+    """Regression: a lone surrogate in the model's text (here echoed from the prompt) once raised a raw
     UnicodeEncodeError inside the runtime's SSE framing. Now that event becomes one clear error, the
     answer's other events still arrive, and the speech (which drops unspeakable characters) completes."""
     body = b'{"prompt": "alpha \\ud800 bravo", "mode": "batch"}'  # JSON escapes: valid JSON, lone surrogate

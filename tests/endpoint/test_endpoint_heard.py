@@ -1,4 +1,4 @@
-"""What a listener hears (issue 15), with the real ONNX engine and offline Whisper.
+"""What a listener hears, with the real ONNX engine and offline Whisper.
 
 - The split graph (encoder + decoder) gives exactly the whole graph's audio.
 - Windowed decoding of a long sentence is as intelligible as the whole decode and its seams do not click.

@@ -91,7 +91,7 @@ CASES: list[tuple[str, str]] = [
     ("About ~5 people.", "About about 5 people."),
     ("Tom & Jerry", "Tom & Jerry"),
     ("Follow @jack for news.", "Follow at jack for news."),
-    ("See issue #42.", "See issue number 42."),
+    ("See ticket #42.", "See ticket number 42."),
     # addresses
     ("Mail jane.doe@example.com today.", "Mail jane dot doe at example dot com today."),
     ("Write to support@my-site.io.", "Write to support at my dash site dot io."),

@@ -1,4 +1,4 @@
-"""The int8 graph's convolutions as signed-weight matrix products (issue 28): the same integers, faster.
+"""The int8 graph's convolutions as signed-weight matrix products: the same integers, faster.
 
 The real model's audio with the rewrite is checked sample for sample against the exported whole graph in
 ``test_endpoint_heard.py`` (``test_split_graph_gives_the_whole_graphs_audio``): the served engine

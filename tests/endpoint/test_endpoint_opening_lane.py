@@ -1,4 +1,4 @@
-"""A new request's first step runs at once, pausing another listener's running step (issue 28).
+"""A new request's first step runs at once, pausing another listener's running step.
 
 From the bottom up: :meth:`Interrupt.pause` and :meth:`Interrupt.resume`; the scheduler's opening lane,
 with a stand-in engine whose model call blocks until the test releases it (bounded by a guard), so the

@@ -146,7 +146,7 @@ def test_synthesize_segments_speaks_a_long_sentence_phrase_by_phrase(onnx_engine
     voice = onnx_engine.default_voice
     phrased = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, 60))
     whole = list(synthesize_segments(onnx_engine, sentence, voice, 1.0, None))
-    # The engine may stream each phrase in windows (issue 15): count audio, not arrays.
+    # The engine may stream each phrase in windows: count audio, not arrays.
     whole_size = sum(segment.audio.size for segment in whole)
     assert len(phrased) >= 2 and len(whole) >= 1
     seconds = sum(segment.audio.size for segment in phrased) / onnx_engine.sample_rate

@@ -189,7 +189,7 @@ HELD_OUT = [
     ("Email tom.lee@mail.com or visit docs.python.org today.", ["mail com", "python org"]),
     ("Output grew 3–4x in Q3, approx. 20% YoY.", ["3 (to )?4 times", "approximately", "year over year"]),
     # Whisper may write the spoken "2.4 thousand dollars" in its currency notation ("$2.4k", "$2.4,000"):
-    # with trimmed pauses and windowed decoding (issue 15) it does, so the "$" counts as "dollars".
+    # with trimmed pauses and windowed decoding it does, so the "$" counts as "dollars".
     ("The rent is $2.4k a month, vs. $3k downtown.", [r"(thousand|000) dollars|\$2 4 ?(k|000)", "versus"]),
 ]
 

@@ -32,7 +32,7 @@ def test_transport_codes_are_one_literal_inside_the_agent_codes() -> None:
         "silence_timeout",
         "busy",
     )
-    # Leg 3 reports a transport failure with the transport's code (issue 18 unified connection_lost).
+    # Leg 3 reports a transport failure with the transport's code (one connection_lost for every transport).
     assert set(TRANSPORT_ERROR_CODES) < AGENT_ERROR_CODES
     assert AGENT_ERROR_CODES - set(TRANSPORT_ERROR_CODES) == {
         "agent_error",

@@ -188,7 +188,7 @@ any_text = st.text(st.characters(), max_size=12)  # lone surrogates included
 
 @settings(max_examples=300, deadline=None)
 @given(any_text, st.one_of(st.none(), any_text), st.one_of(st.none(), any_text))
-# Regression: this id made encode_sse_event raise a raw UnicodeEncodeError (the CI failure of issue 12).
+# Regression: this id made encode_sse_event raise a raw UnicodeEncodeError (a CI failure once).
 @example("", None, "\ud800")
 @example("a\udfff", "\ud83d", None)
 def test_core_sse_encoder_round_trips_or_refuses(data: str, event: str | None, id: str | None) -> None:

@@ -1,4 +1,4 @@
-"""Two settings of the ONNX engine side by side (issue 28): the engine's first step and speed.
+"""Two settings of the ONNX engine side by side: the engine's first step and speed.
 
 Not a test (pytest does not collect it). Run from the repository root:
 

@@ -1,8 +1,9 @@
-"""First-fragment policy measurements (issue 15): engine time to first audio and Whisper WER, cut vs whole.
+"""First-fragment policy measurements: engine time to first audio and Whisper WER, cut vs whole.
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_first_fragment.py docs/benchmarks/first_fragment_cut_vs_whole.json
+    HF_HUB_OFFLINE=1 uv run python tests/tools/measure_first_fragment.py \
+        docs/benchmarks/first_fragment_cut_vs_whole.json
 
 In process, one onnxruntime thread, medians of 3: the time to the first audio of a request (silence
 policy on) for the 44- and 197-character sentences, windowed and whole-segment, and for first fragments

@@ -96,7 +96,7 @@ def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.Capt
         assert level["samples"] == level["sessions"]
         assert _positive(level["p50_ms"]) and level["p95_ms"] >= level["p50_ms"]
 
-    # Issue 15: the first heard sound, next to the first byte, never before it.
+    # The first heard sound, next to the first byte, never before it.
     heard = results["heard"]
     for key in ("short_ttfb_ms", "short_heard_ms", "long_ttfb_ms", "long_heard_ms", "sentence_gap_ms"):
         assert heard[key]["n"] >= 2, key

@@ -49,7 +49,7 @@ class WindowPlan:
         lead_frames: Frames of the model's leading silence (the pad token's frames) decoded before the
             first window's speech; the earlier ones are sent as zeros without being decoded.
         whole_frames: A segment of at most this many frames is decoded whole, lead-in included, as before
-            the first window shrank (issue 28): windows would save little there, and a short word's audio
+            the first window shrank: windows would save little there, and a short word's audio
             (and so its trimmed length) stays what it was.
         head_phonemes: A sentence of more than twice this many phonemes runs the encoder on its head (at
             most this many, cut at the best boundary) as a segment of its own, then on the rest: the

@@ -16,8 +16,8 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 (:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
 
 ``--heard`` measures only section 6, in four configurations on one endpoint, alternated trial by trial
-(Kokoro's raw segments, the silence policy, windowed decoding with issue 15's plan, with the engine's own
-plan): before/after for each step in one run.
+(Kokoro's raw segments, the silence policy, windowed decoding with a 20-frame first window, with the
+engine's own plan): before/after for each step in one run.
 
 A benchmark, not a test: ``--quick`` is the short smoke form CI runs.
 """

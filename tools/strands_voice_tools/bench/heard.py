@@ -1,4 +1,4 @@
-"""Time to first HEARD sound on the endpoint (issue 15): what a listener waits for, not the first byte.
+"""Time to first HEARD sound on the endpoint: what a listener waits for, not the first byte.
 
 On one WebSocket session, alternating trial by trial:
 
@@ -17,8 +17,8 @@ On one WebSocket session, alternating trial by trial:
 :func:`bench_heard_steps` measures the same on one running endpoint in four configurations, alternated
 trial by trial, so the docs can show before/after for each step from one run: Kokoro's raw segments (the
 session asks ``?trim=0``, whole-segment decoding), the silence policy (trimmed, whole-segment decoding),
-the silence policy with issue 15's windowed decoding (a 20-frame first window, sentences encoded whole),
-and with the engine's own plan (issue 28: a smaller first window, a long sentence's head encoded alone).
+the silence policy with the first windowed decoding plan (a 20-frame first window, sentences encoded whole),
+and with the engine's own plan (a smaller first window, a long sentence's head encoded alone).
 The plan is switched on the engine object the endpoint serves from (the ONNX engine's ``plan``); engines
 without one are measured as they are.
 """
@@ -43,8 +43,8 @@ from strands_voice_tools.bench.stats import summarize
 from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT, HEARD_TWO_SENTENCES
 
 __all__ = [
-    "ISSUE_15_PLAN",
     "STEPS",
+    "WHOLE_SENTENCE_PLAN",
     "HeardStep",
     "bench_heard",
     "bench_heard_steps",
@@ -208,9 +208,9 @@ async def bench_heard(
     return await measure_heard(ws_url, trials=trials, warmups=warmups, voice=voice, progress=progress)
 
 
-#: The window plan before issue 28 (issue 15's): a 20-frame first window with 8 frames of right context,
-#: and every sentence's encoder run whole.
-ISSUE_15_PLAN: Final = WindowPlan(first=20, first_context=8, head_phonemes=0)
+#: The window plan before the first window was cut: a 20-frame first window with 8 frames of right
+#: context, and every sentence's encoder run whole.
+WHOLE_SENTENCE_PLAN: Final = WindowPlan(first=20, first_context=8, head_phonemes=0)
 
 
 @dataclass(frozen=True)
@@ -233,8 +233,8 @@ class HeardStep:
 STEPS: Final = (
     HeardStep("raw segments (before)", "?trim=0", None),
     HeardStep("silence policy", "", None),
-    HeardStep("windowed, issue 15 plan", "", ISSUE_15_PLAN),
-    HeardStep("windowed, first window cut (issue 28)", "", "engine"),
+    HeardStep("windowed, 20-frame first window", "", WHOLE_SENTENCE_PLAN),
+    HeardStep("windowed, first window cut", "", "engine"),
 )
 
 

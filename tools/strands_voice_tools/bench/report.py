@@ -31,7 +31,7 @@ def format_machine(machine: dict[str, Any]) -> str:
 def heard_rows(
     results: dict[str, Any], verdict: Callable[[str], str] | None = None
 ) -> list[tuple[str, str, str, str]]:
-    """Rows for the time to first heard sound (issue 15): next to time to first byte, where measured."""
+    """Rows for the time to first heard sound: next to time to first byte, where measured."""
 
     def mark(name: str) -> str:
         if verdict is None or not any(t["name"] == name for t in results.get("targets", [])):
