@@ -59,13 +59,9 @@ class SegmentStream[T]:
         since: float,
         interrupt: Interrupt | None = None,
     ) -> None:
-        self._runner = runner
-        self.iterator = iterator
-        self.interrupt = interrupt
-        self.playback = playback
-        self.seconds = seconds
-        self.since = since
-        self.order = order
+        self._runner, self.iterator, self.interrupt = runner, iterator, interrupt
+        self.playback, self.seconds = playback, seconds
+        self.since, self.order = since, order
         self.started = False  # a step of it has run
         self._running: concurrent.futures.Future[Any] | None = None
         self._closed = False

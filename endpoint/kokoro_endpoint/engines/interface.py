@@ -7,7 +7,7 @@ other languages) is a protocol of its own, checked at run time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -133,9 +133,10 @@ def speech_pieces(
     text: str,
     voice: str,
     speed: float,
+    *,
     reading: Reading | None = None,
     interrupt: Interrupt | None = None,
-) -> Iterator[SpeechPiece]:
+) -> Generator[SpeechPiece, None, None]:
     """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
 
     A :class:`SegmentTimingEngine` that cannot stream gives one piece per segment carrying its timing.

@@ -94,7 +94,7 @@ def synthesize_segments(
         cursor = offset + 1
         if interrupt is not None:
             interrupt.check()
-        pieces = speech_pieces(engine, phrase, voice, speed, reading, interrupt)
+        pieces = speech_pieces(engine, phrase, voice, speed, reading=reading, interrupt=interrupt)
         try:
             yield from output.phrase(pieces, phrase, offset, spoken)
         finally:

@@ -12,17 +12,8 @@ import time
 import uuid
 from dataclasses import dataclass
 
+from strands_voice_protocol import frames
 from strands_voice_protocol.errors import TTSConnectionError, TTSRequestError, TTSTimeoutError
-from strands_voice_protocol.frames import (
-    Cancel,
-    Close,
-    ErrorFrame,
-    SynthesisCancelled,
-    SynthesisComplete,
-    Synthesize,
-    decode_server_control,
-    encode_client_message,
-)
 from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import ClientConnection, connect
 
@@ -102,7 +93,7 @@ class _Arrivals:
             sound_offset_s=self.heard.sound_offset_s,
         )
 
-    def completed(self, message: SynthesisComplete) -> RequestTiming:
+    def completed(self, message: frames.SynthesisComplete) -> RequestTiming:
         """The timing of a request the endpoint completed."""
         finished = time.perf_counter()
         if self.first_audio is None:
@@ -143,7 +134,7 @@ async def time_request(
     """
     rid = request_id or uuid.uuid4().hex[:12]
     arrivals = _Arrivals(rid, sample_rate, audio_sink)
-    await ws.send(encode_client_message(Synthesize(text=text, voice=voice, request_id=rid)))
+    await ws.send(frames.encode_client_message(frames.Synthesize(text=text, voice=voice, request_id=rid)))
     cancel_sent = False
     while True:
         try:
@@ -155,22 +146,22 @@ async def time_request(
         if isinstance(frame, bytes):
             if arrivals.add(frame) and cancel_after_first_audio and not cancel_sent:
                 cancel_sent = True
-                await ws.send(encode_client_message(Cancel(request_id=rid)))
+                await ws.send(frames.encode_client_message(frames.Cancel(request_id=rid)))
             continue
-        message = decode_server_control(frame)
-        if isinstance(message, ErrorFrame):
+        message = frames.decode_server_control(frame)
+        if isinstance(message, frames.ErrorFrame):
             raise TTSRequestError(message.code, message.message, rid)
-        first_audio = arrivals.first_audio
-        if isinstance(message, SynthesisCancelled) and message.request_id == rid and first_audio is not None:
-            return arrivals.cancelled(first_audio)
-        if isinstance(message, SynthesisComplete) and message.request_id == rid:
+        if isinstance(message, frames.SynthesisCancelled) and message.request_id == rid:
+            if arrivals.first_audio is not None:
+                return arrivals.cancelled(arrivals.first_audio)
+        elif isinstance(message, frames.SynthesisComplete) and message.request_id == rid:
             return arrivals.completed(message)
 
 
 async def _close_session(ws: ClientConnection) -> None:
     """Ask the endpoint to close (protocol ``close``), then close our side."""
     try:
-        await ws.send(encode_client_message(Close()))
+        await ws.send(frames.encode_client_message(frames.Close()))
     except Exception:  # already closed: nothing to ask for
         logger.debug("session already closed")
     await ws.close()

@@ -95,11 +95,8 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """``--serve``: the page in a browser instead of a recorded run."""
-    parser.add_argument(
-        "--serve",
-        action="store_true",
-        help="start the endpoint and app, print the browser page's URL, serve until Ctrl-C",
-    )
+    serve_help = "start the endpoint and app, print the browser page's URL, serve until Ctrl-C"
+    parser.add_argument("--serve", action="store_true", help=serve_help)
     parser.add_argument(
         "--host", default="127.0.0.1", help="interface to serve on with --serve (default: 127.0.0.1)"
     )
