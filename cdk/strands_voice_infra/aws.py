@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError, ProfileNotFound
 
-__all__ = ["AwsTarget", "CredentialsError", "resolve_target", "stack_exists", "stack_outputs"]
+__all__ = ["AwsTarget", "CredentialsError", "resolve_target", "stack_exists"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +94,3 @@ def _describe_stack(target: AwsTarget, name: str) -> dict[str, Any] | None:
 def stack_exists(target: AwsTarget, name: str) -> bool:
     """Whether CloudFormation stack ``name`` exists (in any state but deleted)."""
     return _describe_stack(target, name) is not None
-
-
-def stack_outputs(target: AwsTarget, name: str) -> dict[str, str]:
-    """The outputs of stack ``name`` by key; empty when the stack does not exist."""
-    stack = _describe_stack(target, name)
-    return {o["OutputKey"]: o["OutputValue"] for o in (stack or {}).get("Outputs", [])}

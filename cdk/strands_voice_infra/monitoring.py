@@ -67,12 +67,6 @@ def _dashboard(scope: Construct, name: str, markdown: str) -> cw.Dashboard:
     return dashboard
 
 
-def _percent(
-    expression: str, metrics: dict[str, cw.IMetric], label: str, period: Duration
-) -> cw.MathExpression:
-    return cw.MathExpression(expression=expression, using_metrics=metrics, label=label, period=period)
-
-
 class SpeechMonitoring(Construct):
     """The speech endpoint's dashboard and alarms (and, when asked, the SNS topic they notify).
 

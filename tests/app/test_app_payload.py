@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 from agentcore_app.config import (
     DEFAULT_SYSTEM_PROMPT,
-    AppConfig,
     ConfigurationError,
     model_spec_from_env,
     normalize_tts_url,
     silence_timeout_from_env,
+    system_prompt_from_env,
+    tts_url_from_env,
 )
 from agentcore_app.payload import PayloadError, VoiceRequest, parse_payload
 from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
@@ -118,24 +119,20 @@ def test_app_payload_prompt_limit_is_configurable() -> None:
 
 
 def test_app_config_reads_the_environment() -> None:
-    config = AppConfig.from_env(
-        {
-            "TTS_ENDPOINT_URL": "sagemaker://kokoro?region=us-east-1",
-            "VOICE_MODEL": "scripted",
-            "SYSTEM_PROMPT": "Be brief.",
-        }
-    )
-    assert config == AppConfig(
-        tts_url="sagemaker://kokoro?region=us-east-1", model_spec="scripted", system_prompt="Be brief."
-    )
+    env = {
+        "TTS_ENDPOINT_URL": " sagemaker://kokoro?region=us-east-1 ",
+        "VOICE_MODEL": "scripted",
+        "SYSTEM_PROMPT": "Be brief.",
+    }
+    assert tts_url_from_env(env) == "sagemaker://kokoro?region=us-east-1"
+    assert model_spec_from_env(env) == "scripted"
+    assert system_prompt_from_env(env) == "Be brief."
 
 
 def test_app_config_bedrock_model_id_and_default_prompt() -> None:
-    config = AppConfig.from_env(
-        {"TTS_ENDPOINT_URL": "ws://tts:8080", "BEDROCK_MODEL_ID": "amazon.nova-lite-v1:0"}
-    )
-    assert config.model_spec == "bedrock:amazon.nova-lite-v1:0"
-    assert config.system_prompt == DEFAULT_SYSTEM_PROMPT
+    env = {"TTS_ENDPOINT_URL": "ws://tts:8080", "BEDROCK_MODEL_ID": "amazon.nova-lite-v1:0"}
+    assert model_spec_from_env(env) == "bedrock:amazon.nova-lite-v1:0"
+    assert system_prompt_from_env(env) == DEFAULT_SYSTEM_PROMPT
     # VOICE_MODEL wins over BEDROCK_MODEL_ID.
     assert (
         model_spec_from_env({"VOICE_MODEL": "ollama:llama3.2", "BEDROCK_MODEL_ID": "x"}) == "ollama:llama3.2"
@@ -144,7 +141,7 @@ def test_app_config_bedrock_model_id_and_default_prompt() -> None:
 
 def test_app_config_needs_a_tts_url() -> None:
     with pytest.raises(ConfigurationError, match="TTS_ENDPOINT_URL"):
-        AppConfig.from_env({"VOICE_MODEL": "scripted"})
+        tts_url_from_env({"VOICE_MODEL": "scripted"})
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from strands_voice_protocol.errors import ConfigurationError
@@ -15,7 +14,6 @@ from agentcore_app.models import default_model_spec
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",
     "DEFAULT_SYSTEM_PROMPT",
-    "AppConfig",
     "ConfigurationError",
     "model_spec_from_env",
     "normalize_tts_url",
@@ -31,36 +29,6 @@ DEFAULT_SYSTEM_PROMPT = (
     "no Markdown, no tables, no code blocks, no emoji. Open with a short first sentence that answers "
     "the question, then add detail. Keep answers under about 150 words unless asked for more."
 )
-
-
-@dataclass(frozen=True)
-class AppConfig:
-    """Settings of the voice agent app.
-
-    Attributes:
-        tts_url: Where the TTS endpoint is: ``ws://host:port/invocations-bidirectional-stream``
-            locally, ``sagemaker://<endpoint-name>`` on AWS (env ``TTS_ENDPOINT_URL``).
-        model_spec: Which LLM answers (env ``VOICE_MODEL``; else ``bedrock:$BEDROCK_MODEL_ID`` when that
-            is set; else Bedrock when AWS credentials exist, the scripted stand-in otherwise).
-        system_prompt: The agent's system prompt (env ``SYSTEM_PROMPT``).
-    """
-
-    tts_url: str
-    model_spec: str
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> AppConfig:
-        """Read the whole configuration from environment variables.
-
-        Raises:
-            ConfigurationError: ``TTS_ENDPOINT_URL`` is not set.
-        """
-        return cls(
-            tts_url=tts_url_from_env(environ),
-            model_spec=model_spec_from_env(environ),
-            system_prompt=system_prompt_from_env(environ),
-        )
 
 
 def tts_url_from_env(environ: Mapping[str, str] | None = None) -> str:

@@ -22,7 +22,8 @@ __all__ = [
 
 #: The formats of the wire protocol (Leg 1 ``format``, the Leg 3 payload's ``format``).
 AUDIO_FORMATS: Final = ("pcm16", "wav", "mp3", "opus", "aac", "mulaw", "alaw")
-#: The phone-line formats (G.711 at 8 kHz, one byte a sample): every other format is at 24 kHz.
+#: The phone-line formats (G.711 at :data:`G711_RATE`, one byte a sample): every other format is at
+#: :data:`~strands_voice_protocol.wire.SAMPLE_RATE`.
 TELEPHONY_FORMATS: Final = ("mulaw", "alaw")
 #: The sample rate of G.711 on phone lines.
 G711_RATE: Final = 8_000
@@ -30,19 +31,19 @@ G711_RATE: Final = 8_000
 #: (OpenAI-compatible route only).
 CODEC_FORMATS: Final = (*AUDIO_FORMATS, "flac")
 MIME_TYPES: Final[dict[str, str]] = {
-    "pcm16": "audio/L16;rate=24000;channels=1",
+    "pcm16": f"audio/L16;rate={SAMPLE_RATE};channels=1",
     "wav": "audio/wav",
     "mp3": "audio/mpeg",
     "opus": "audio/ogg;codecs=opus",
     "aac": "audio/aac",
     "flac": "audio/flac",
-    "mulaw": "audio/PCMU;rate=8000",
-    "alaw": "audio/PCMA;rate=8000",
+    "mulaw": f"audio/PCMU;rate={G711_RATE}",
+    "alaw": f"audio/PCMA;rate={G711_RATE}",
 }
 
 
 def format_sample_rate(format: str) -> int:
-    """The sample rate a format's stream carries (``audio_start.sample_rate``): 8 kHz for G.711, else 24."""
+    """The sample rate a format's stream carries (``audio_start.sample_rate``): G.711's or the wire's."""
     return G711_RATE if format in TELEPHONY_FORMATS else SAMPLE_RATE
 
 
