@@ -83,15 +83,7 @@ class AgentRuntimeStack(Stack):
             ),
             network_configuration=agentcore.CfnRuntime.NetworkConfigurationProperty(network_mode="PUBLIC"),
             protocol_configuration="HTTP",
-            environment_variables={
-                "TTS_ENDPOINT_URL": tts_endpoint_url(config.endpoint_name, self.region),
-                "BEDROCK_MODEL_ID": config.bedrock_model_id,
-                "AWS_REGION": self.region,
-                # One EMF line per answer (agentcore_app.metrics), named after the runtime.
-                "AGENT_METRICS": "emf",
-                "AGENT_METRICS_SERVICE": config.agent_runtime_name,
-                **(conversation_environment or {"CONVERSATION_STORE": "none"}),
-            },
+            environment_variables=self._environment(config, conversation_environment),
         )
         self.runtime.node.add_dependency(pull_policy)
         self.monitoring = AgentMonitoring(self, "Monitoring", service=config.agent_runtime_name)
@@ -106,3 +98,15 @@ class AgentRuntimeStack(Stack):
         logger.debug(
             "stack=<%s>, runtime=<%s> | agent runtime defined", construct_id, config.agent_runtime_name
         )
+
+    def _environment(self, config: InfraConfig, conversations: Mapping[str, str] | None) -> dict[str, str]:
+        """The app's environment: the endpoint, the model, the metrics and the conversation store."""
+        return {
+            "TTS_ENDPOINT_URL": tts_endpoint_url(config.endpoint_name, self.region),
+            "BEDROCK_MODEL_ID": config.bedrock_model_id,
+            "AWS_REGION": self.region,
+            # One EMF line per answer (agentcore_app.metrics), named after the runtime.
+            "AGENT_METRICS": "emf",
+            "AGENT_METRICS_SERVICE": config.agent_runtime_name,
+            **(conversations or {"CONVERSATION_STORE": "none"}),
+        }

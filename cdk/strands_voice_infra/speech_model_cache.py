@@ -60,28 +60,7 @@ class SpeechModelCacheStack(Stack):
         """
         super().__init__(scope, construct_id, **kwargs)
 
-        log_group = logs.LogGroup(
-            self,
-            "SnapshotCopyLogs",
-            log_group_name=SNAPSHOT_COPY_LOG_GROUP,
-            retention=logs.RetentionDays.ONE_MONTH,
-            removal_policy=RemovalPolicy.DESTROY,
-        )
-        function = lambda_.Function(
-            self,
-            "SnapshotCopyFunction",
-            description="Streams pinned Hugging Face files into S3, skipping files already there",
-            runtime=lambda_.Runtime.PYTHON_3_14,
-            architecture=lambda_.Architecture.ARM_64,
-            handler="hf_snapshot_to_s3.handler",
-            code=lambda_.Code.from_asset(
-                str(LAMBDA_SOURCE_DIR), exclude=["__pycache__", "*.pyc", "__init__.py"]
-            ),
-            timeout=Duration.minutes(15),
-            memory_size=1024,
-            role=copy_role,
-            log_group=log_group,
-        )
+        function = self._copy_function(copy_role)
 
         self.model_data_uris: dict[str, str] = {}
         for spec in models:
@@ -108,3 +87,28 @@ class SpeechModelCacheStack(Stack):
             )
 
         logger.debug("stack=<%s>, models=<%d> | model cache defined", construct_id, len(models))
+
+    def _copy_function(self, copy_role: iam.IRole) -> lambda_.Function:
+        """The one copy function every model's snapshot resource calls, and its log group."""
+        log_group = logs.LogGroup(
+            self,
+            "SnapshotCopyLogs",
+            log_group_name=SNAPSHOT_COPY_LOG_GROUP,
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        return lambda_.Function(
+            self,
+            "SnapshotCopyFunction",
+            description="Streams pinned Hugging Face files into S3, skipping files already there",
+            runtime=lambda_.Runtime.PYTHON_3_14,
+            architecture=lambda_.Architecture.ARM_64,
+            handler="hf_snapshot_to_s3.handler",
+            code=lambda_.Code.from_asset(
+                str(LAMBDA_SOURCE_DIR), exclude=["__pycache__", "*.pyc", "__init__.py"]
+            ),
+            timeout=Duration.minutes(15),
+            memory_size=1024,
+            role=copy_role,
+            log_group=log_group,
+        )

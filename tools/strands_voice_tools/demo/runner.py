@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
 from collections.abc import Callable
@@ -140,37 +141,29 @@ def run_demo(
     stack = start_demo_stack(model_spec, engine=engine, progress=steps)
     report = DemoReport(prompt=prompt, model=stack.model, voice=voice or stack.voice, results=[])
     session_id = uuid.uuid4().hex + "-demo" if follow_up is not None else None
+    ask = functools.partial(run_mode, stack.app_url, voice=voice, audio_format=audio_format)
     try:
         for index, mode in enumerate(modes):
             with steps.step(f"{mode}: asking the agent and speaking its answer") as status:
-
-                def show(partial: ModeResult, status: ProgressStep = status) -> None:
-                    status.detail = f"{len(partial.events)} events, {len(partial.audio)} audio chunks"
-
-                result = run_mode(
-                    stack.app_url,
-                    prompt,
-                    mode,
-                    voice=voice,
-                    audio_format=audio_format,
-                    on_update=show,
-                    session_id=session_id if index == 0 else None,
-                )
+                first = session_id if index == 0 else None
+                result = ask(prompt, mode, on_update=_shown_on(status), session_id=first)
             _keep(report, result, audio_format, out_dir)
         if follow_up is not None:
             with steps.step("follow-up: asking again in the same conversation"):
                 report.follow_up_prompt = follow_up
-                report.follow_up = run_mode(
-                    stack.app_url,
-                    follow_up,
-                    "bidi",
-                    voice=voice,
-                    audio_format=audio_format,
-                    session_id=session_id,
-                )
+                report.follow_up = ask(follow_up, "bidi", session_id=session_id)
     finally:
         stack.stop()
     return report
+
+
+def _shown_on(status: ProgressStep) -> Callable[[ModeResult], None]:
+    """Show a partial result's counts on a progress step."""
+
+    def show(partial: ModeResult) -> None:
+        status.detail = f"{len(partial.events)} events, {len(partial.audio)} audio chunks"
+
+    return show
 
 
 def _keep(report: DemoReport, result: ModeResult, audio_format: str, out_dir: Path | None) -> None:

@@ -184,13 +184,20 @@ def start_demo_stack(
     except BaseException:
         endpoint.stop()
         raise
+    return _demo_stack(host, endpoint, app_server, choice, engine.default_voice)
+
+
+def _demo_stack(
+    host: str, endpoint: RunningServer, app_server: RunningServer, choice: ModelChoice, voice: str
+) -> DemoStack:
+    """The running stack's URLs (an IPv6 host in brackets), model and voice."""
     url_host = f"[{host}]" if ":" in host else host
     return DemoStack(
         app_url=f"http://{url_host}:{app_server.port}",
         endpoint_url=f"http://{url_host}:{endpoint.port}",
         tts_url=endpoint.ws_url,
         model=choice,
-        voice=engine.default_voice,
+        voice=voice,
         _servers=[endpoint, app_server],
     )
 
