@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,9 @@ from kokoro_endpoint.text import locate, split_segments
 from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
 
 __all__ = ["RequestAudio", "audio_seconds", "synthesize_segments"]
+
+#: No audio (what a piece adds when it owes no pause or keeps no tail).
+_EMPTY: Final = np.zeros(0, dtype=np.float32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +103,6 @@ def synthesize_segments(
             yield from output.phrase(pieces, phrase, offset, spoken)
         finally:
             close_iterator(pieces)
-
-
-_EMPTY = np.zeros(0, dtype=np.float32)
 
 
 class _Output:
