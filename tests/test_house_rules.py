@@ -125,7 +125,11 @@ def _imported(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool
 
 
 def import_graph(paths: Iterable[Path]) -> dict[str, set[str]]:
-    """Each module's imports of modules among ``paths``, every import statement counted (lazy ones too)."""
+    """Each module's imports of modules among ``paths``, every import statement counted (lazy ones too).
+
+    Importing ``a.b.c`` also runs ``a/b/__init__.py``: a module's edges include the packages above what it
+    imports, except its own packages (already running when it runs).
+    """
     files = {module_name(path): path for path in paths}
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
@@ -133,7 +137,11 @@ def import_graph(paths: Iterable[Path]) -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 package = path.name == "__init__.py"
-                edges.update(t for t in _imported(node, name, package) if t in files and t != name)
+                for target in _imported(node, name, package):
+                    parts = target.split(".")
+                    edges.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+        edges.intersection_update(files)
+        edges.difference_update(m for m in list(edges) if m == name or name.startswith(m + "."))
     return graph
 
 
@@ -189,3 +197,9 @@ def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
     assert import_cycles(graph) == [["pkg.a", "pkg.c", "pkg.sub", "pkg.sub.b"]]
     (package / "c.py").write_text("import os\n", encoding="utf-8")  # the cycle broken
     assert import_cycles(import_graph(sources([tmp_path]))) == []
+    # Only through a package's __init__: free imports pkg.sub.b, which runs pkg/sub/__init__.py first.
+    (package / "sub" / "__init__.py").write_text("from pkg import free\n", encoding="utf-8")
+    (package / "free.py").write_text("import pkg.sub.b\n", encoding="utf-8")
+    graph = import_graph(sources([tmp_path]))
+    assert graph["pkg.free"] == {"pkg.sub", "pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.a"}
+    assert import_cycles(graph) == [["pkg.free", "pkg.sub"]]

@@ -184,7 +184,7 @@ async def _run_heard_steps(stack: Any, config: Any) -> dict[str, Any]:
     import time
 
     from strands_voice_tools.bench.heard import bench_heard_steps
-    from strands_voice_tools.bench.machine import describe_machine, load_average
+    from strands_voice_tools.machine import describe_machine, load_average
 
     started = time.perf_counter()
     results: dict[str, Any] = {

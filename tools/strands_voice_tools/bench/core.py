@@ -24,11 +24,11 @@ from strands_voice_tools.bench.config import BenchConfig, Progress
 from strands_voice_tools.bench.end_to_end import bench_end_to_end
 from strands_voice_tools.bench.endpoint_probe import measure_concurrent, measure_request
 from strands_voice_tools.bench.heard import bench_heard
-from strands_voice_tools.bench.machine import describe_machine, load_average
 from strands_voice_tools.bench.stack import BenchStack
 from strands_voice_tools.bench.stats import median_or_none, percentile, ratio, summarize
 from strands_voice_tools.bench.targets import evaluate_targets
 from strands_voice_tools.bench.texts import BENCH_TEXT, CONCURRENCY_TEXT, FIRST_SENTENCE
+from strands_voice_tools.machine import describe_machine, load_average
 
 __all__ = ["SCHEMA", "bench_concurrency", "bench_tts_only", "run_benchmark"]
 

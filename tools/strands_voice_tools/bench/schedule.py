@@ -32,9 +32,9 @@ from strands_voice_protocol.frames import (
 )
 from websockets.asyncio.client import connect
 
-from strands_voice_tools.bench.machine import describe_machine, load_average
 from strands_voice_tools.bench.stats import percentile, simulate_playback
 from strands_voice_tools.bench.texts import BENCH_TEXT
+from strands_voice_tools.machine import describe_machine, load_average
 
 __all__ = ["POLICIES", "ScheduleConfig", "SessionRun", "bench_schedule", "summarize_sessions"]
 

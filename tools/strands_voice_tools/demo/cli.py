@@ -15,12 +15,12 @@ from kokoro_endpoint.voices import voice_language
 from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import StrandsVoiceError
 
-from strands_voice_tools.bench.machine import load_average
 from strands_voice_tools.demo.progress import Progress
 from strands_voice_tools.demo.record import build_record, write_record
 from strands_voice_tools.demo.report import DemoReport, format_report, report_to_json
 from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
+from strands_voice_tools.machine import load_average
 
 __all__ = ["add_arguments", "answer_language", "run"]
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from strands_voice_tools.bench.machine import describe_machine, load_average
 from strands_voice_tools.demo.report import DemoReport, format_ratio, format_table, report_to_json
+from strands_voice_tools.machine import describe_machine, load_average
 
 __all__ = [
     "README_BEGIN",
@@ -47,7 +47,7 @@ def build_record(
         report: The finished demo.
         command: The command line that ran it, as a user would type it.
         started_at: When the demo started (UTC).
-        load_start: The load averages when it started (``bench.machine.load_average``).
+        load_start: The load averages when it started (``machine.load_average``).
     """
     machine = describe_machine()
     machine["load_average_start"] = load_start
