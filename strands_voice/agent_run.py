@@ -14,9 +14,9 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from strands.handlers.callback_handler import CompositeCallbackHandler
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 
+from strands_voice._callback_chain import joined
 from strands_voice.event_queue import EventQueue
 from strands_voice.response import Response
 from strands_voice.speaker import CANCEL_TIMEOUT
@@ -38,22 +38,15 @@ class TextLog:
         self.last_ms: float | None = None
 
 
-def _reaches(handler: Any, target: object) -> bool:
-    if handler is target:
-        return True
-    if isinstance(handler, CompositeCallbackHandler):
-        return any(_reaches(inner, target) for inner in handler.handlers)
-    return False
-
-
 @contextlib.contextmanager
 def attached(voice: Callable[..., None], agent: Agent) -> Iterator[None]:
     """``voice`` in ``agent``'s callback chain for the duration (composed with the agent's own)."""
     own = agent.callback_handler
-    if _reaches(own, voice):
+    chain = joined(own, voice)
+    if chain is own:
         yield
         return
-    agent.callback_handler = CompositeCallbackHandler(own, voice)
+    agent.callback_handler = chain
     try:
         yield
     finally:
