@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
@@ -25,7 +26,7 @@ from strands_voice.workers import ActiveResponses
 if TYPE_CHECKING:
     from strands import Agent
 
-__all__ = ["TextLog", "attached", "let_agent_stop", "produce"]
+__all__ = ["AgentRun", "TextLog", "attached", "let_agent_stop", "produce"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,25 +64,42 @@ def _finishing(response: Response) -> Iterator[None]:
             response.memory.finished()
 
 
-async def produce(
-    voice: Callable[..., None],
-    agent: Agent,
-    prompt: Any,
-    state: dict[str, Any],
-    responses: ActiveResponses,
-    response: Response,
-    queue: EventQueue,
-    text: TextLog,
-) -> None:
-    """Drive the agent (its callback, ``voice``, feeds ``response``) and queue its ``text_delta`` events.
+@dataclass
+class AgentRun:
+    """One agent run under ``stream()``: who drives it, and where its events go.
+
+    Attributes:
+        voice: The voice handler, the agent's callback (it feeds ``response``).
+        agent: The Strands agent.
+        prompt: The user's prompt.
+        state: The run's ``invocation_state``.
+        responses: The handler's responses in progress (the run's is detached from them when it ends).
+        response: The run's speech.
+        queue: The one bounded queue its consumer reads.
+        text: Its ``text_delta`` events so far.
+    """
+
+    voice: Callable[..., None]
+    agent: Agent
+    prompt: Any
+    state: dict[str, Any]
+    responses: ActiveResponses
+    response: Response
+    queue: EventQueue
+    text: TextLog = field(default_factory=TextLog)
+
+
+async def produce(run: AgentRun) -> None:
+    """Drive the agent (its callback feeds the run's response) and queue its ``text_delta`` events.
 
     Ends the queue with its end marker (``None``), whatever happens.
     """
+    response, queue, text = run.response, run.queue, run.text
     speaking = asyncio.create_task(response.run(), name="voice-response")
     try:
         try:
-            with attached(voice, agent), _finishing(response):
-                async for event in agent.stream_async(prompt, invocation_state=state):
+            with attached(run.voice, run.agent), _finishing(response):
+                async for event in run.agent.stream_async(run.prompt, invocation_state=run.state):
                     data = event.get("data")
                     if isinstance(data, str) and data and not event.get("reasoning"):
                         # Waits for room like the audio does: a slow consumer slows the agent too.
@@ -96,7 +114,7 @@ async def produce(
                 response.builder.error(code="agent_error", message="The agent failed to answer.")
             )
         # Not in a finally: on cancellation nothing more is spoken; the session is closed instead.
-        responses.take_current(response)
+        run.responses.take_current(response)
         response.end()
         await speaking
     finally:

@@ -66,8 +66,8 @@ from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
-from strands_voice.agent_run import TextLog, let_agent_stop, produce
-from strands_voice.answer_memory import AnswerMemory
+from strands_voice.agent_run import AgentRun, let_agent_stop, produce
+from strands_voice.answer_memory import AnswerMemories
 from strands_voice.event_queue import EventQueue
 from strands_voice.event_stream import EventHub, EventStream
 from strands_voice.options import (
@@ -167,6 +167,7 @@ class VoiceCallbackHandler:
         self.on_event = on_event
         self._hub = EventHub(self)
         self._responses = ActiveResponses()
+        self._memories = AnswerMemories()
 
     # --- the Strands callback -------------------------------------------------------------------------
 
@@ -176,10 +177,11 @@ class VoiceCallbackHandler:
         try:
             data = kwargs.get("data")
             if isinstance(data, str) and data and not kwargs.get("reasoning"):
-                with self._responses.lock:
-                    response = self._start_response(kwargs.get(VOICE_OPTIONS_KEY), kwargs.get("agent"))
-                    if response is not None:
-                        response.feed(data, kwargs.get("agent"))
+                agent = kwargs.get("agent")
+                self._responses.feed_current(
+                    lambda: self._new_response(kwargs.get(VOICE_OPTIONS_KEY), agent),
+                    lambda response: response.feed(data, agent),
+                )
             if ends_model_turn(kwargs):
                 current = self._responses.current
                 if current is not None:
@@ -190,28 +192,11 @@ class VoiceCallbackHandler:
             # Speech must never break the agent.
             logger.exception("voice callback failed")
 
-    def _start_response(self, requested: object, agent: Any = None) -> Response | None:
-        """The current response, started on a worker thread if there is none. Hold the lock.
-
-        ``agent``, when given (a Strands agent), is the one writing it: a barge-in cancels it.
-        """
-        responses = self._responses
-        if responses.closed:
-            return None
-        if responses.current is None:
-            options = request_options(requested, self.options)
-            response = Response(options, asyncio.new_event_loop(), self.settings, self._hub)
-            self._remember(response, agent)
-            responses.start_on_thread(response)
-            return response
-        self._remember(responses.current, agent)
-        return responses.current
-
-    @staticmethod
-    def _remember(response: Response, agent: Any) -> None:
-        """Tie ``response`` to the agent writing it (once; callbacks name the agent in ``agent=``)."""
-        if response.memory is None and isinstance(agent, _Agent):
-            response.memory = AnswerMemory.bind(agent)
+    def _new_response(self, requested: object, agent: Any = None) -> Response:
+        """A response on a new loop (for a worker thread), tied to ``agent`` when it is a Strands agent."""
+        memory = self._memories.bind(agent) if isinstance(agent, _Agent) else None
+        options = request_options(requested, self.options)
+        return Response(options, asyncio.new_event_loop(), self.settings, self._hub, memory=memory)
 
     def begin_response(self, requested: VoiceOptions | None = None, agent: Agent | None = None) -> None:
         """Start the next response now, before its first text, so its TTS session opens meanwhile.
@@ -220,10 +205,10 @@ class VoiceCallbackHandler:
 
         Args:
             requested: This request's options (else the handler's), as in ``invocation_state``.
-            agent: The agent about to write it (a barge-in then cancels it and fixes its memory).
+            agent: The agent about to write it (a barge-in then cancels it and fixes its memory; give it
+                here, as the plugin does: a response started without it does not learn it later).
         """
-        with self._responses.lock:
-            self._start_response(requested, agent)
+        self._responses.feed_current(lambda: self._new_response(requested, agent), lambda _response: None)
 
     def end_response(self) -> None:
         """No more text for the current response (idempotent; ``result=`` does the same)."""
@@ -295,22 +280,19 @@ class VoiceCallbackHandler:
             options if options is not None else state.get(VOICE_OPTIONS_KEY), self.options
         )
         queue = EventQueue(self.max_queued_events)
-        response = Response(requested, asyncio.get_running_loop(), self.settings, queue, rid[:12])
+        loop = asyncio.get_running_loop()
+        response = self._responses.adopt(
+            lambda: Response(
+                requested, loop, self.settings, queue, rid[:12], memory=self._memories.bind(agent)
+            )
+        )
         builder = response.builder
-        with self._responses.lock:
-            if self._responses.closed:
-                raise RuntimeError("the voice handler is closed")
-            if self._responses.current is not None:
-                raise RuntimeError("the voice handler is already speaking a response")
-            response.memory = AnswerMemory.bind(agent)
-            self._responses.adopt(response)
-        text = TextLog()
+        run = AgentRun(self, agent, prompt, state, self._responses, response, queue)
+        text = run.text
         producing: asyncio.Task[None] | None = None
         try:
             yield self._published(builder.agent_start(mode=requested.mode, request_id=rid))
-            producing = asyncio.create_task(
-                produce(self, agent, prompt, state, self._responses, response, queue, text), name="voice-run"
-            )
+            producing = asyncio.create_task(produce(run), name="voice-run")
             while (event := await queue.get()) is not None:
                 response.delivered(event)
                 yield self._published(event)
@@ -370,6 +352,7 @@ class VoiceCallbackHandler:
         A :meth:`stream` in progress is cancelled too (its generator ends once its consumer resumes).
         """
         self._responses.close(timeout)
+        self._memories.settle(timeout)  # a rewritten answer is in its store once the handler is closed
         self._hub.end()
 
     def __enter__(self) -> VoiceCallbackHandler:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -103,6 +102,8 @@ class Response:
         settings: What the handler's responses share (transport, chunker, timeouts, text limit).
         outlet: Receives each event, on ``loop``: the handler's hub (callbacks) or a ``stream()`` queue.
         request_id_prefix: Prefix of the session's request ids.
+        memory: The answer's tie to the agent writing it, when known: a barge-in stops that agent and
+            leaves the heard text as its answer.
     """
 
     def __init__(
@@ -112,6 +113,7 @@ class Response:
         settings: ResponseSettings,
         outlet: Outlet,
         request_id_prefix: str | None = None,
+        memory: AnswerMemory | None = None,
     ) -> None:
         self.options = options
         self.loop = loop
@@ -130,8 +132,7 @@ class Response:
         )
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
         self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
-        self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
-        self.memory: AnswerMemory | None = None  # the agent writing it, when known (barge-in stops it)
+        self.memory = memory
         self.interrupted = False
         self.ended = False
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
