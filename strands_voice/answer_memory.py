@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from strands import Agent
     from strands.types.content import Message
 
+__all__ = ["NOTHING_HEARD", "AnswerMemories", "AnswerMemory", "remembered_text", "rewrite_last_answer"]
+
 logger = logging.getLogger(__name__)
 
 #: The answer remembered when the caller heard nothing of it (a blank message is refused by model APIs).

@@ -66,6 +66,7 @@ from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.agent_run import AgentRun, let_agent_stop, produce
 from strands_voice.answer_memory import AnswerMemories
 from strands_voice.event_queue import EventQueue
@@ -141,8 +142,8 @@ class VoiceCallbackHandler:
         on_event: Callable[[Event], None] | None = None,
         transport_factory: TransportFactory | None = None,
         chunker_factory: Callable[[], IncrementalSentenceChunker] = IncrementalSentenceChunker,
-        connect_timeout: float = 10.0,
-        silence_timeout: float = 30.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        silence_timeout: float = SILENCE_TIMEOUT_S,
         max_request_chars: int = MAX_TEXT_CHARS,
         max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> None:

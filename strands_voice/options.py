@@ -20,6 +20,7 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.transport import FrameTransport
 
 __all__ = [
@@ -108,6 +109,6 @@ class ResponseSettings:
 
     transport_factory: TransportFactory
     chunker_factory: Callable[[], IncrementalSentenceChunker] = field(default=IncrementalSentenceChunker)
-    connect_timeout: float = 10.0
-    silence_timeout: float = 30.0
+    connect_timeout: float = CONNECT_TIMEOUT_S
+    silence_timeout: float = SILENCE_TIMEOUT_S
     max_request_chars: int = MAX_TEXT_CHARS

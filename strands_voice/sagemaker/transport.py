@@ -47,6 +47,7 @@ from strands_voice_protocol.errors import (
     TTSTimeoutError,
 )
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S
 from strands_voice.sagemaker.aws import resolve_credentials, resolve_endpoint_uri, resolve_region
 from strands_voice.sagemaker.framing import (
     COMPLETE,
@@ -95,7 +96,7 @@ class SageMakerTransport:
         region: str | None = None,
         target_variant: str | None = None,
         endpoint_uri: str | None = None,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
         silence_timeout: float | None = None,
         send_timeout: float = 10.0,
         close_timeout: float = 5.0,

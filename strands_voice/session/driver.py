@@ -22,6 +22,7 @@ from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.frames import ClientMessage, encode_client_message
 from strands_voice_protocol.limits import KEEPALIVE_S
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.retry import RetryPolicy
 from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
 from strands_voice.session.connection import Wakeup, close_quietly, connect_within, drop_receive
@@ -69,8 +70,8 @@ class TTSSession:
         *,
         voice: str | None = None,
         speed: float | None = None,
-        connect_timeout: float = 10.0,
-        silence_timeout: float = 30.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        silence_timeout: float = SILENCE_TIMEOUT_S,
         request_id_prefix: str | None = None,
         retry: RetryPolicy | None = None,
         keepalive_s: float | None = KEEPALIVE_S,
