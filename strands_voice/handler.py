@@ -73,6 +73,7 @@ from strands_voice.event_queue import EventQueue
 from strands_voice.event_stream import EventHub, EventStream
 from strands_voice.options import (
     VOICE_OPTIONS_KEY,
+    Chunker,
     ResponseSettings,
     TransportFactory,
     VoiceOptions,
@@ -141,7 +142,7 @@ class VoiceCallbackHandler:
         on_audio: Callable[[bytes], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
         transport_factory: TransportFactory | None = None,
-        chunker_factory: Callable[[], IncrementalSentenceChunker] = IncrementalSentenceChunker,
+        chunker_factory: Callable[[], Chunker] = IncrementalSentenceChunker,
         connect_timeout: float = CONNECT_TIMEOUT_S,
         silence_timeout: float = SILENCE_TIMEOUT_S,
         max_request_chars: int = MAX_TEXT_CHARS,

@@ -234,26 +234,26 @@ class Response:
                 await self.speaker.wait()
             completed = True
         finally:
-            cut_before_close = self.interrupted
-            if cut_before_close:
+            if self.interrupted:
                 # Nothing more is emitted after a barge-in: the speech ends now, not once the endpoint
                 # has let the session go (it may be busy synthesizing for seconds first).
-                self.ended = True
-                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
+                self._audio_end(completed=False)
             await self.speaker.aclose()
-            self.ended = True
-            if not cut_before_close:
-                self._end_events(completed)
+            self._audio_end(completed)
 
-    def _end_events(self, completed: bool) -> None:
-        """``audio_end`` once the session has closed (after the encoder's tail when speech completed)."""
-        if self.interrupted:  # cut while the session was closing
-            self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
-        elif completed:
-            self.speaker.end_events()  # the encoder's tail, then audio_end
+    def _audio_end(self, completed: bool) -> None:
+        """The response's one ``audio_end`` (once): after a barge-in it counts what was delivered, else
+        what the session made (after the encoder's tail when the speech completed)."""
+        if self.ended:
+            return
+        self.ended = True
+        if self.interrupted:
+            chunks, duration_s = self.log.chunks, self.log.duration_s
         else:
-            duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
-            self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
+            if completed:
+                self.speaker.flush_encoder()
+            chunks, duration_s = self.speaker.chunks, self.speaker.pcm_bytes / BYTES_PER_SECOND
+        self._emit(self.builder.audio_end(chunks=chunks, duration_s=duration_s))
 
     async def _speak_as_written(self) -> None:
         chunker = self._settings.chunker_factory()

@@ -223,12 +223,11 @@ class Speaker:
         if self._receiving is not None:
             await asyncio.shield(self._receiving)
 
-    def end_events(self) -> None:
-        """Emit the encoder's tail and ``audio_end`` (always; after a barge-in the tail is dropped)."""
+    def flush_encoder(self) -> None:
+        """Emit the encoder's tail, if it holds one (dropped after a barge-in)."""
         tail = b"" if self.silenced else self._encoder.flush()
         if tail:
             self._emit_audio(tail)
-        self._emit(self.builder.audio_end(chunks=self.chunks, duration_s=self.pcm_bytes / BYTES_PER_SECOND))
 
     async def aclose(self) -> None:
         """Cancel the speaker's tasks and close the session (a barge-in's cancel is sent first)."""
