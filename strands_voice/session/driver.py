@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Final
 
 from strands_voice_protocol.errors import TTSError
-from strands_voice_protocol.frames import ClientMessage, encode_client_message
+from strands_voice_protocol.frames import encode_client_message
 from strands_voice_protocol.limits import KEEPALIVE_S
 
 from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
@@ -179,7 +179,6 @@ class TTSSession:
         Raises:
             TTSConnectionError: the session is not open or was finished.
         """
-        self._core.check_sendable()
         rid = request_id if request_id is not None else self.new_request_id()
         request = OwedRequest(
             rid,
@@ -191,7 +190,7 @@ class TTSSession:
             lang=lang,
             lexicon=lexicon,
         )
-        self._take(self._core.submit(request, self._now()))
+        self._raise_or_take(self._core.submit(request, self._now()))
         self._wake()
         async with self._send_lock:
             failed = await self._send_locked(self._core.send_submitted(rid))
@@ -206,23 +205,19 @@ class TTSSession:
         Audio that still arrives for a cancelled request is dropped; the request ends with a
         :class:`RequestCancelled` (or :class:`RequestCompleted` if it had already finished).
         """
-        self._core.check_sendable(allow_finished=True)
-        message = self._core.cancel(request_id)
+        actions = self._core.cancel(request_id)
         self._wake()
-        if message is None:
-            return  # not on the wire: it ends locally
-        await self._send_control(message)
-        logger.debug("request_id=<%s> | cancel sent", request_id or "*")
+        await self._perform_for_caller(actions)
+        logger.debug("request_id=<%s> | cancelled", request_id or "*")
 
     async def finish(self) -> None:
         """Send no more requests: the endpoint finishes what was sent, then closes the session.
 
         Iteration ends once every owed request has ended. Safe to call more than once.
         """
-        message = self._core.finish()
+        actions = self._core.finish()
         self._wake()
-        if message is not None:
-            await self._send_control(message)
+        await self._perform_for_caller(actions)
 
     async def close(self) -> None:
         """Close the connection now (owed audio is abandoned). Safe to call more than once."""
@@ -244,9 +239,19 @@ class TTSSession:
             else:
                 self._pending.append(action)
 
-    async def _send_control(self, message: ClientMessage) -> None:
+    def _raise_or_take(self, actions: list[Action]) -> None:
+        """A caller's input: raise its :class:`Fail` in the caller; take the rest."""
+        failure = next((action.error for action in actions if isinstance(action, Fail)), None)
+        if failure is not None:
+            raise failure
+        self._take(actions)
+
+    async def _perform_for_caller(self, actions: list[Action]) -> None:
+        """A caller's input: raise its :class:`Fail` in the caller; send its sends (a failed send is the
+        core's to judge: the connection is down, and resume follows)."""
+        self._raise_or_take([action for action in actions if not isinstance(action, Send)])
         async with self._send_lock:
-            await self._send_locked(self._core.control(message))
+            await self._send_locked([action for action in actions if isinstance(action, Send)])
 
     async def _send_locked(self, actions: list[Action]) -> TTSError | None:
         """Perform ``actions`` (the caller holds the send lock): each :class:`Send` while the connection
@@ -255,8 +260,8 @@ class TTSSession:
             if not isinstance(action, Send):
                 self._take([action])
                 continue
-            if not self._core.up:
-                continue  # down since: resume sends what is still needed
+            if not self._core.may_send(action):
+                continue
             try:
                 await self.transport.send(encode_client_message(action.message))
             except TTSError as error:
@@ -349,9 +354,9 @@ class TTSSession:
         timeout = None if self._timer_at is None else max(self._timer_at - self._now(), 0.0)
         timer_at = self._timer_at
         done = await self._wakeup.wait(timeout, receiving)
-        if not done:  # the loop waited the timer out: it is due (even on a test clock that moves on sleeps)
-            if timer_at is not None and timer_at == self._timer_at:
-                self._take(self._core.timer_due(max(self._now(), timer_at)))
+        if not done:  # the loop waited the timer out (the core drops it if it moved meanwhile)
+            if timer_at is not None:
+                self._take(self._core.timer_due(timer_at, self._now()))
             return
         if receiving is None or receiving not in done:
             return  # a wakeup: poll re-reads the state
