@@ -9,7 +9,7 @@ feeding inputs, without sockets or wall time:
 
 - **resume**: a lost connection (a drop, a normal close while audio is owed, ``busy``) reconnects after
   the :class:`~strands_voice.retry.RetryPolicy`'s backoff and re-sends every unfinished request in order;
-  a request cut mid-audio resumes with ``skip_samples`` (issue 24: no sample given twice or lost), or is
+  a request cut mid-audio resumes with ``skip_samples`` (no sample given twice or lost), or is
   replayed whole against an endpoint that does not echo it;
 - **give up**: when the policy's deadline leaves no attempt, the error that started the outage fails the
   session, once; a non-retryable error is never retried;

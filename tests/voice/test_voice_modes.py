@@ -173,7 +173,7 @@ def test_connection_cut_mid_answer_is_resumed_and_speech_completes(
 
     events = run_checked(main)
     assert "".join(e["text"] for e in of_type(events, "text_delta")) == short_text
-    # The session resumes on a new connection (issue 18): no error, every sentence spoken once.
+    # The session resumes on a new connection: no error, every sentence spoken once.
     assert of_type(events, "error") == []
     sentences = [e["sentence"] for e in of_type(events, "sentence_complete")]
     assert sentences == list(range(len(sentences))) and len(sentences) >= 2

@@ -1,7 +1,7 @@
 """The sans-I/O session core, driven step by step against a fake endpoint model (no asyncio, no sockets).
 
 Random interleavings of requests, frames, drops, ``busy``, refused requests, cancels, timers, failed
-reconnects and finish, checked for what issue 24 and issue 26 promise: no sample is delivered twice or
+reconnects and finish, checked for what resume promises: no sample is delivered twice or
 lost (a completed request's audio is exactly the endpoint's), each request ends once, a non-retryable
 error is never retried, and no reconnect is tried past the retry deadline.
 """

@@ -305,7 +305,7 @@ def test_a_tool_that_outlasts_the_endpoint_idle_timeout_gets_a_new_session(
     assert not of_type(events, "error"), of_type(events, "error")
     assert [e["text"] for e in of_type(events, "sentence_complete")] == [PREAMBLE, ANSWER]
     # The session was closed by the endpoint while idle; the answer after the tool went out on a new
-    # connection: the session reconnects its transport (issue 18), or the speaker opens a new session.
+    # connection: the session reconnects its transport, or the speaker opens a new session.
     # (On a very loaded machine the endpoint may also close the first connection before the first words.)
     assert [text for transport in made for text in transport.synthesized] == [PREAMBLE, ANSWER]
     assert sum(transport.connects for transport in made) >= 2
