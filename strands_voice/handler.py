@@ -1,7 +1,7 @@
 """``VoiceCallbackHandler``: give any ``strands.Agent`` a voice through its callback handler.
 
 The handler IS the voice pipeline. For each agent response (one invocation, however many model turns
-and tool calls it takes) it runs one :class:`~strands_voice.response.Response`: the text goes through
+and tool calls it takes) it runs one :class:`~strands_voice._response.Response`: the text goes through
 the incremental sentence chunker (``bidi``) or waits for the whole answer (``batch``), is spoken over ONE
 Leg 1 TTS session, and comes back as Leg 3 events. How it is spoken is one
 :class:`~strands_voice.options.VoiceOptions`: the handler's defaults (``options=``), replaced for one
@@ -12,13 +12,13 @@ Two ways to use it:
 
 - As the agent's callback handler (``agent("...")`` or ``stream_async``): Strands calls it synchronously
   on the agent's loop; the handler never blocks it. Each response gets a worker thread with its own
-  event loop (:mod:`strands_voice.workers`: the handler's only threads), which owns the response's
+  event loop (:mod:`strands_voice._workers`: the handler's only threads), which owns the response's
   TTS session; the audio outlives ``agent()``'s own loop.
 - :meth:`VoiceCallbackHandler.stream` runs the agent and yields the whole Leg 3 stream (``agent_start``,
   ``text_delta`` … ``agent_end``) from one bounded queue, in arrival order, on the caller's loop: what
   an AgentCore entrypoint returns.
 
-Either way the events leave through ONE stream (:mod:`strands_voice.event_stream`), which
+Either way the events leave through ONE stream (:mod:`strands_voice._event_stream`), which
 ``on_audio(bytes)``, ``on_event(event)`` and ``handler.events()`` (an async iterator) read as views:
 under ``stream()`` they see each event as it is yielded, ``agent_start`` to ``agent_end``.
 
@@ -30,8 +30,8 @@ session stays open across tool calls; its silence timeout counts only while audi
 undelivered audio dropped, the rest of the response not spoken, one ``interrupted`` event; and the agent
 writing the answer (under :meth:`~VoiceCallbackHandler.stream`, the plugin, or as the agent's callback
 handler) is cancelled: no more model tokens or tool calls, and its conversation keeps, as that answer,
-exactly the ``interrupted.heard_text`` (what was PLAYED: :mod:`strands_voice.heard`), also when the model
-had already finished writing (:mod:`strands_voice.answer_memory`).
+exactly the ``interrupted.heard_text`` (what was PLAYED: :mod:`strands_voice._heard`), also when the model
+had already finished writing (:mod:`strands_voice._answer_memory`).
 
 Events per response: ``audio_start``, ``audio_chunk`` (``seq``, ``sentence``, base64 ``data``),
 ``sentence_complete``, ``error`` (speech failed; the text goes on), ``interrupted`` and always, last,
@@ -66,11 +66,14 @@ from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
+from strands_voice._agent_run import AgentRun, let_agent_stop, produce
+from strands_voice._answer_memory import AnswerMemories
 from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
-from strands_voice.agent_run import AgentRun, let_agent_stop, produce
-from strands_voice.answer_memory import AnswerMemories
-from strands_voice.event_queue import EventQueue
-from strands_voice.event_stream import EventHub, EventStream
+from strands_voice._event_queue import EventQueue
+from strands_voice._event_stream import EventHub, EventStream
+from strands_voice._response import Response
+from strands_voice._speaker import CANCEL_TIMEOUT
+from strands_voice._workers import ActiveResponses
 from strands_voice.options import (
     VOICE_OPTIONS_KEY,
     Chunker,
@@ -79,10 +82,7 @@ from strands_voice.options import (
     VoiceOptions,
     request_options,
 )
-from strands_voice.response import Response
-from strands_voice.speaker import CANCEL_TIMEOUT
 from strands_voice.transport_url import transport_from_url
-from strands_voice.workers import ActiveResponses
 
 if TYPE_CHECKING:
     from strands import Agent

@@ -1,4 +1,4 @@
-"""The asyncio TTS session: a thin driver that performs what :class:`~strands_voice.session.core.SessionCore`
+"""The asyncio TTS session: a thin driver that performs what :class:`~strands_voice.session._core.SessionCore`
 decides.
 
 The driver owns the I/O and nothing else: the transport (connect with a timeout, send under one lock,
@@ -24,11 +24,11 @@ from strands_voice_protocol.limits import KEEPALIVE_S
 
 from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.retry import RetryPolicy
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.connection import Wakeup, close_quietly, connect_within, drop_receive
-from strands_voice.session.core import SessionCore, closed_error
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._connection import Wakeup, close_quietly, connect_within, drop_receive
+from strands_voice.session._core import SessionCore, closed_error
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import SessionEvent
-from strands_voice.session.requests import OwedRequest
 from strands_voice.transport import FrameTransport
 
 __all__ = ["DEFAULT_RETRY", "TTSSession"]

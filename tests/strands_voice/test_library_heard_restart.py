@@ -10,7 +10,7 @@ from __future__ import annotations
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import EventBuilder
 
-from strands_voice.heard import DeliveryLog
+from strands_voice._heard import DeliveryLog
 
 CHUNK = 12_000  # 0.25 s of pcm16 a chunk
 

@@ -1,12 +1,12 @@
-"""The session's one state and its one table of transitions (``strands_voice.session.state``)."""
+"""The session's one state and its one table of transitions (``strands_voice.session._state``)."""
 
 from __future__ import annotations
 
 import itertools
 
 from strands_voice.retry import RetryPolicy
-from strands_voice.session.core import SessionCore
-from strands_voice.session.state import DOWN_STATES, TRANSITIONS, UP_STATES, Input, State, next_state
+from strands_voice.session._core import SessionCore
+from strands_voice.session._state import DOWN_STATES, TRANSITIONS, UP_STATES, Input, State, next_state
 
 
 def test_closed_is_final_and_reached_from_every_other_state() -> None:

@@ -30,8 +30,9 @@ from strands_voice_protocol.frames import (
 )
 
 from strands_voice.retry import RetryPolicy
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.core import SessionCore
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._core import SessionCore
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
@@ -41,7 +42,6 @@ from strands_voice.session.events import (
     RequestStarted,
     SessionEvent,
 )
-from strands_voice.session.requests import OwedRequest
 
 #: The code the model answers texts starting with "bad" with: not retryable.
 REFUSED = "invalid_request"

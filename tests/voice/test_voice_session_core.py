@@ -16,7 +16,8 @@ from session_model import REFUSED, CoreRun, new_run, speech
 from strands_voice_protocol.errors import TTSConnectionError, TTSTimeoutError
 from strands_voice_protocol.frames import Keepalive
 
-from strands_voice.session.actions import Disconnect, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._actions import Disconnect, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import (
     AudioChunk,
     RequestCompleted,
@@ -24,7 +25,6 @@ from strands_voice.session.events import (
     RequestRestarted,
     RequestStarted,
 )
-from strands_voice.session.requests import OwedRequest
 
 KINDS = (
     *["submit"] * 3,

@@ -15,9 +15,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from strands_voice.response import Response
-
-__all__ = ["ActiveResponses"]
+from strands_voice._response import Response
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """One agent run under ``VoiceCallbackHandler.stream`` (:mod:`strands_voice.handler`).
 
 The run drives the agent's ``stream_async`` on the caller's loop: its callback feeds the run's
-:class:`~strands_voice.response.Response` (speech), and its text deltas become ``text_delta`` events in
-the same bounded :class:`~strands_voice.event_queue.EventQueue` as the speech events, so one consumer
+:class:`~strands_voice._response.Response` (speech), and its text deltas become ``text_delta`` events in
+the same bounded :class:`~strands_voice._event_queue.EventQueue` as the speech events, so one consumer
 reads the whole Leg 3 stream in arrival order and a slow one slows the agent too.
 """
 
@@ -18,15 +18,14 @@ from typing import TYPE_CHECKING, Any
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 
 from strands_voice._callback_chain import joined
-from strands_voice.event_queue import EventQueue
-from strands_voice.response import Response
-from strands_voice.speaker import CANCEL_TIMEOUT
-from strands_voice.workers import ActiveResponses
+from strands_voice._event_queue import EventQueue
+from strands_voice._response import Response
+from strands_voice._speaker import CANCEL_TIMEOUT
+from strands_voice._workers import ActiveResponses
 
 if TYPE_CHECKING:
     from strands import Agent
 
-__all__ = ["AgentRun", "TextLog", "attached", "let_agent_stop", "produce"]
 
 logger = logging.getLogger(__name__)
 

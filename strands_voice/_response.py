@@ -14,10 +14,10 @@ of ``handler.stream()``); everything else may be called from any thread:
   per-request limit, each turn on its own (the fair baseline of ``bidi``).
 - :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
   spoken, one ``interrupted`` event that says what the caller heard (played: see
-  :mod:`strands_voice.heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
-  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice.answer_memory`).
+  :mod:`strands_voice._heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
+  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice._answer_memory`).
 
-Events go to an :class:`~strands_voice.event_stream.Outlet` as they happen. When the outlet only holds
+Events go to an :class:`~strands_voice._event_stream.Outlet` as they happen. When the outlet only holds
 them for a consumer, whoever hands them over reports each delivery with :meth:`Response.delivered`, so
 that an ``interrupted`` event counts only what really reached the caller.
 """
@@ -34,14 +34,12 @@ from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.sentences import split_at_sentence_ends
 from strands_voice_protocol.speech_text import clean_for_speech
 
-from strands_voice.answer_memory import AnswerMemory
-from strands_voice.event_stream import Outlet
-from strands_voice.heard import DeliveryLog
+from strands_voice._answer_memory import AnswerMemory
+from strands_voice._event_stream import Outlet
+from strands_voice._heard import DeliveryLog
+from strands_voice._speaker import Speaker
 from strands_voice.options import ResponseSettings, VoiceOptions
-from strands_voice.speaker import Speaker
 from strands_voice.tracing import AnswerTrace
-
-__all__ = ["Response", "split_for_requests"]
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from strands import Agent
     from strands.types.content import Message
 
-__all__ = ["NOTHING_HEARD", "AnswerMemories", "AnswerMemory", "remembered_text", "rewrite_last_answer"]
 
 logger = logging.getLogger(__name__)
 

@@ -22,8 +22,6 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.frames import WordJson
 
-__all__ = ["DeliveryLog", "heard_text"]
-
 
 def heard_text(done: Sequence[str], cut_words: Sequence[str] = ()) -> str:
     """The text the caller heard: the fully played sentences, then the heard words of the cut one.

@@ -3,7 +3,7 @@
 No asyncio, no transport and no clock reads: every input that depends on time carries ``now`` (seconds
 on the driver's clock, the retry policy's ``clock``). The inputs are what happened (connected, a frame
 received, the connection lost, a timer due, a request submitted, a cancel, finish, close); each returns
-the :mod:`~strands_voice.session.actions` the driver performs (send a frame, reconnect after a delay,
+the :mod:`~strands_voice.session._actions` the driver performs (send a frame, reconnect after a delay,
 deliver an event, fail, set the timer). Everything a session decides is decided here, so it is tested by
 feeding inputs, without sockets or wall time:
 
@@ -29,11 +29,10 @@ from strands_voice_protocol.errors import (
 from strands_voice_protocol.frames import Cancel, ClientMessage, Close, Keepalive, Synthesize
 
 from strands_voice.retry import Backoff, RetryPolicy, is_retryable
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.answers import read_answer
-from strands_voice.session.events import RequestCancelled
-from strands_voice.session.requests import OwedRequest, RequestBook
-from strands_voice.session.state import (
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._answers import read_answer
+from strands_voice.session._requests import OwedRequest, RequestBook
+from strands_voice.session._state import (
     DOWN_STATES,
     FINISHING_STATES,
     NEW_STATES,
@@ -42,8 +41,7 @@ from strands_voice.session.state import (
     State,
     next_state,
 )
-
-__all__ = ["SessionCore", "closed_error"]
+from strands_voice.session.events import RequestCancelled
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +77,7 @@ class SessionCore:
     # ---- state -------------------------------------------------------------------------------------
 
     def _move(self, event: Input) -> None:
-        """Take the transition of ``event`` (:data:`~strands_voice.session.state.TRANSITIONS`)."""
+        """Take the transition of ``event`` (:data:`~strands_voice.session._state.TRANSITIONS`)."""
         before, self.state = self.state, next_state(self.state, event)
         if self.state is not before:
             logger.debug(
@@ -280,7 +278,7 @@ class SessionCore:
         return self.lost(error, now)
 
     def send_failed(self, send: Send, error: TTSError) -> list[Action]:
-        """A :class:`Send` failed: see :data:`~strands_voice.session.actions.SendFailure`."""
+        """A :class:`Send` failed: see :data:`~strands_voice.session._actions.SendFailure`."""
         if not is_retryable(error) and send.on_error != "down":
             if send.on_error == "drop" and isinstance(send.message, Synthesize):
                 request = self.book.by_wire.get(send.message.request_id or "")

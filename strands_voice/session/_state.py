@@ -3,7 +3,7 @@
 A session is new until its first connection is up; then up or down (an outage being resumed), each
 either taking requests or finishing (no more requests: it ends once nothing is owed); it ends failed
 (resume gave up) or closed (by its caller). What is owed, the retry budget and the timers are data
-beside the state (:class:`~strands_voice.session.core.SessionCore`); whether something may happen is
+beside the state (:class:`~strands_voice.session._core.SessionCore`); whether something may happen is
 read from the state alone.
 """
 

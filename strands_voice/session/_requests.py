@@ -1,6 +1,6 @@
 """The requests a session owes answers for: their order, the ids they went out under, what was delivered.
 
-Sans-I/O bookkeeping for :class:`~strands_voice.session.core.SessionCore`: no asyncio, no transport.
+Sans-I/O bookkeeping for :class:`~strands_voice.session._core.SessionCore`: no asyncio, no transport.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from strands_voice_protocol.frames import Synthesize
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-from strands_voice.seam import Seam
-
-__all__ = ["OwedRequest", "RequestBook"]
+from strands_voice._seam import Seam
 
 logger = logging.getLogger(__name__)
 
