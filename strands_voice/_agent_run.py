@@ -134,3 +134,21 @@ async def let_agent_stop(response: Response, producing: asyncio.Task[None], queu
     while not producing.done() and loop.time() < deadline:
         queue.purge(lambda _event: True)
         await asyncio.wait({producing}, timeout=0.05)
+
+
+async def close_run(run: AgentRun, producing: asyncio.Task[None] | None) -> None:
+    """End the run however it ended (its consumer may have left: ``aclose``, cancellation).
+
+    A producer still running is barged in on and given a moment (:func:`let_agent_stop`), then cancelled;
+    the response is detached from the handler's responses. Nothing outlives the run.
+    """
+    if producing is not None:
+        if not producing.done():
+            await let_agent_stop(run.response, producing, run.queue)
+        await cancel_and_wait([producing], CANCEL_TIMEOUT)
+        if producing.done() and not producing.cancelled():
+            producing.exception()  # retrieved (re-raised by the stream when the run ended normally)
+    unended = run.responses.take_current(run.response)
+    if unended is not None:
+        unended.end()
+    run.responses.finished(run.response)

@@ -60,19 +60,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from strands.agent.agent import Agent as _Agent
-from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
-from strands_voice._agent_run import AgentRun, let_agent_stop, produce
+from strands_voice._agent_run import AgentRun, close_run, produce
 from strands_voice._answer_memory import AnswerMemories
 from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice._event_queue import EventQueue
 from strands_voice._event_stream import EventHub, EventStream
 from strands_voice._response import Response
-from strands_voice._speaker import CANCEL_TIMEOUT
 from strands_voice._workers import ActiveResponses
 from strands_voice.options import (
     VOICE_OPTIONS_KEY,
@@ -288,34 +286,22 @@ class VoiceCallbackHandler:
                 requested, loop, self.settings, queue, rid[:12], memory=self._memories.bind(agent)
             )
         )
-        builder = response.builder
         run = AgentRun(self, agent, prompt, state, self._responses, response, queue)
-        text = run.text
         producing: asyncio.Task[None] | None = None
         try:
-            yield self._published(builder.agent_start(mode=requested.mode, request_id=rid))
+            yield self._published(response.builder.agent_start(mode=requested.mode, request_id=rid))
             producing = asyncio.create_task(produce(run), name="voice-run")
             while (event := await queue.get()) is not None:
                 response.delivered(event)
                 yield self._published(event)
             producing.result()  # a bug in the producer surfaces here rather than vanishing
             log = response.log
-            end = builder.agent_end(
-                ttfa_ms=log.first_audio_ms, text_ms=text.last_ms, audio_ms=log.last_audio_ms
+            end = response.builder.agent_end(
+                ttfa_ms=log.first_audio_ms, text_ms=run.text.last_ms, audio_ms=log.last_audio_ms
             )
             yield self._published(end)
         finally:
-            # Also on caller disconnect (aclose, cancellation): nothing may outlive the generator.
-            if producing is not None:
-                if not producing.done():
-                    await let_agent_stop(response, producing, queue)
-                await cancel_and_wait([producing], CANCEL_TIMEOUT)
-                if producing.done() and not producing.cancelled():
-                    producing.exception()  # retrieved (re-raised above when the run ended normally)
-            end_text = self._responses.take_current(response)
-            if end_text is not None:
-                end_text.end()
-            self._responses.finished(response)
+            await close_run(run, producing)  # also on caller disconnect: nothing outlives the generator
 
     def _published(self, event: Event) -> Event:
         self._hub.publish(event)
