@@ -108,11 +108,6 @@ class TTSSession:
         """True between a successful :meth:`open` and :meth:`close`."""
         return self._core.opened and not self._core.closed
 
-    @property
-    def is_connected(self) -> bool:
-        """True while open and the connection is up (False during an outage being resumed)."""
-        return self._core.up
-
     def _now(self) -> float:
         return self.retry.clock()
 
