@@ -1,7 +1,7 @@
 """``VoiceCallbackHandler``: give any ``strands.Agent`` a voice through its callback handler.
 
 The handler IS the voice pipeline. For each agent response (one invocation, however many model turns
-and tool calls it takes) it runs one :class:`~strands_voice.response.Response`: the text goes through
+and tool calls it takes) it runs one :class:`~strands_voice._response.Response`: the text goes through
 the incremental sentence chunker (``bidi``) or waits for the whole answer (``batch``), is spoken over ONE
 Leg 1 TTS session, and comes back as Leg 3 events. How it is spoken is one
 :class:`~strands_voice.options.VoiceOptions`: the handler's defaults (``options=``), replaced for one
@@ -12,13 +12,13 @@ Two ways to use it:
 
 - As the agent's callback handler (``agent("...")`` or ``stream_async``): Strands calls it synchronously
   on the agent's loop; the handler never blocks it. Each response gets a worker thread with its own
-  event loop (:mod:`strands_voice.workers`: the handler's only threads), which owns the response's
+  event loop (:mod:`strands_voice._workers`: the handler's only threads), which owns the response's
   TTS session; the audio outlives ``agent()``'s own loop.
 - :meth:`VoiceCallbackHandler.stream` runs the agent and yields the whole Leg 3 stream (``agent_start``,
   ``text_delta`` … ``agent_end``) from one bounded queue, in arrival order, on the caller's loop: what
   an AgentCore entrypoint returns.
 
-Either way the events leave through ONE stream (:mod:`strands_voice.event_stream`), which
+Either way the events leave through ONE stream (:mod:`strands_voice._event_stream`), which
 ``on_audio(bytes)``, ``on_event(event)`` and ``handler.events()`` (an async iterator) read as views:
 under ``stream()`` they see each event as it is yielded, ``agent_start`` to ``agent_end``.
 
@@ -30,8 +30,8 @@ session stays open across tool calls; its silence timeout counts only while audi
 undelivered audio dropped, the rest of the response not spoken, one ``interrupted`` event; and the agent
 writing the answer (under :meth:`~VoiceCallbackHandler.stream`, the plugin, or as the agent's callback
 handler) is cancelled: no more model tokens or tool calls, and its conversation keeps, as that answer,
-exactly the ``interrupted.heard_text`` (what was PLAYED: :mod:`strands_voice.heard`), also when the model
-had already finished writing (:mod:`strands_voice.answer_memory`).
+exactly the ``interrupted.heard_text`` (what was PLAYED: :mod:`strands_voice._heard`), also when the model
+had already finished writing (:mod:`strands_voice._answer_memory`).
 
 Events per response: ``audio_start``, ``audio_chunk`` (``seq``, ``sentence``, base64 ``data``),
 ``sentence_complete``, ``error`` (speech failed; the text goes on), ``interrupted`` and always, last,
@@ -60,27 +60,27 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from strands.agent.agent import Agent as _Agent
-from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
-from strands_voice.agent_run import TextLog, let_agent_stop, produce
-from strands_voice.answer_memory import AnswerMemory
-from strands_voice.event_queue import EventQueue
-from strands_voice.event_stream import EventHub, EventStream
+from strands_voice._agent_run import AgentRun, close_run, produce
+from strands_voice._answer_memory import AnswerMemories
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
+from strands_voice._event_queue import EventQueue
+from strands_voice._event_stream import EventHub, EventStream
+from strands_voice._response import Response
+from strands_voice._workers import ActiveResponses
 from strands_voice.options import (
     VOICE_OPTIONS_KEY,
+    Chunker,
     ResponseSettings,
     TransportFactory,
     VoiceOptions,
     request_options,
 )
-from strands_voice.response import Response
-from strands_voice.speaker import CANCEL_TIMEOUT
 from strands_voice.transport_url import transport_from_url
-from strands_voice.workers import ActiveResponses
 
 if TYPE_CHECKING:
     from strands import Agent
@@ -140,9 +140,9 @@ class VoiceCallbackHandler:
         on_audio: Callable[[bytes], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
         transport_factory: TransportFactory | None = None,
-        chunker_factory: Callable[[], IncrementalSentenceChunker] = IncrementalSentenceChunker,
-        connect_timeout: float = 10.0,
-        silence_timeout: float = 30.0,
+        chunker_factory: Callable[[], Chunker] = IncrementalSentenceChunker,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        silence_timeout: float = SILENCE_TIMEOUT_S,
         max_request_chars: int = MAX_TEXT_CHARS,
         max_queued_events: int = DEFAULT_MAX_QUEUED_EVENTS,
     ) -> None:
@@ -167,6 +167,7 @@ class VoiceCallbackHandler:
         self.on_event = on_event
         self._hub = EventHub(self)
         self._responses = ActiveResponses()
+        self._memories = AnswerMemories()
 
     # --- the Strands callback -------------------------------------------------------------------------
 
@@ -176,10 +177,11 @@ class VoiceCallbackHandler:
         try:
             data = kwargs.get("data")
             if isinstance(data, str) and data and not kwargs.get("reasoning"):
-                with self._responses.lock:
-                    response = self._start_response(kwargs.get(VOICE_OPTIONS_KEY), kwargs.get("agent"))
-                    if response is not None:
-                        response.feed(data, kwargs.get("agent"))
+                agent = kwargs.get("agent")
+                self._responses.feed_current(
+                    lambda: self._new_response(kwargs.get(VOICE_OPTIONS_KEY), agent),
+                    lambda response: response.feed(data, agent),
+                )
             if ends_model_turn(kwargs):
                 current = self._responses.current
                 if current is not None:
@@ -190,28 +192,11 @@ class VoiceCallbackHandler:
             # Speech must never break the agent.
             logger.exception("voice callback failed")
 
-    def _start_response(self, requested: object, agent: Any = None) -> Response | None:
-        """The current response, started on a worker thread if there is none. Hold the lock.
-
-        ``agent``, when given (a Strands agent), is the one writing it: a barge-in cancels it.
-        """
-        responses = self._responses
-        if responses.closed:
-            return None
-        if responses.current is None:
-            options = request_options(requested, self.options)
-            response = Response(options, asyncio.new_event_loop(), self.settings, self._hub)
-            self._remember(response, agent)
-            responses.start_on_thread(response)
-            return response
-        self._remember(responses.current, agent)
-        return responses.current
-
-    @staticmethod
-    def _remember(response: Response, agent: Any) -> None:
-        """Tie ``response`` to the agent writing it (once; callbacks name the agent in ``agent=``)."""
-        if response.memory is None and isinstance(agent, _Agent):
-            response.memory = AnswerMemory.bind(agent)
+    def _new_response(self, requested: object, agent: Any = None) -> Response:
+        """A response on a new loop (for a worker thread), tied to ``agent`` when it is a Strands agent."""
+        memory = self._memories.bind(agent) if isinstance(agent, _Agent) else None
+        options = request_options(requested, self.options)
+        return Response(options, asyncio.new_event_loop(), self.settings, self._hub, memory=memory)
 
     def begin_response(self, requested: VoiceOptions | None = None, agent: Agent | None = None) -> None:
         """Start the next response now, before its first text, so its TTS session opens meanwhile.
@@ -220,10 +205,10 @@ class VoiceCallbackHandler:
 
         Args:
             requested: This request's options (else the handler's), as in ``invocation_state``.
-            agent: The agent about to write it (a barge-in then cancels it and fixes its memory).
+            agent: The agent about to write it (a barge-in then cancels it and fixes its memory; give it
+                here, as the plugin does: a response started without it does not learn it later).
         """
-        with self._responses.lock:
-            self._start_response(requested, agent)
+        self._responses.feed_current(lambda: self._new_response(requested, agent), lambda _response: None)
 
     def end_response(self) -> None:
         """No more text for the current response (idempotent; ``result=`` does the same)."""
@@ -295,43 +280,28 @@ class VoiceCallbackHandler:
             options if options is not None else state.get(VOICE_OPTIONS_KEY), self.options
         )
         queue = EventQueue(self.max_queued_events)
-        response = Response(requested, asyncio.get_running_loop(), self.settings, queue, rid[:12])
-        builder = response.builder
-        with self._responses.lock:
-            if self._responses.closed:
-                raise RuntimeError("the voice handler is closed")
-            if self._responses.current is not None:
-                raise RuntimeError("the voice handler is already speaking a response")
-            response.memory = AnswerMemory.bind(agent)
-            self._responses.adopt(response)
-        text = TextLog()
+        loop = asyncio.get_running_loop()
+        response = self._responses.adopt(
+            lambda: Response(
+                requested, loop, self.settings, queue, rid[:12], memory=self._memories.bind(agent)
+            )
+        )
+        run = AgentRun(self, agent, prompt, state, self._responses, response, queue)
         producing: asyncio.Task[None] | None = None
         try:
-            yield self._published(builder.agent_start(mode=requested.mode, request_id=rid))
-            producing = asyncio.create_task(
-                produce(self, agent, prompt, state, self._responses, response, queue, text), name="voice-run"
-            )
+            yield self._published(response.builder.agent_start(mode=requested.mode, request_id=rid))
+            producing = asyncio.create_task(produce(run), name="voice-run")
             while (event := await queue.get()) is not None:
                 response.delivered(event)
                 yield self._published(event)
             producing.result()  # a bug in the producer surfaces here rather than vanishing
             log = response.log
-            end = builder.agent_end(
-                ttfa_ms=log.first_audio_ms, text_ms=text.last_ms, audio_ms=log.last_audio_ms
+            end = response.builder.agent_end(
+                ttfa_ms=log.first_audio_ms, text_ms=run.text.last_ms, audio_ms=log.last_audio_ms
             )
             yield self._published(end)
         finally:
-            # Also on caller disconnect (aclose, cancellation): nothing may outlive the generator.
-            if producing is not None:
-                if not producing.done():
-                    await let_agent_stop(response, producing, queue)
-                await cancel_and_wait([producing], CANCEL_TIMEOUT)
-                if producing.done() and not producing.cancelled():
-                    producing.exception()  # retrieved (re-raised above when the run ended normally)
-            end_text = self._responses.take_current(response)
-            if end_text is not None:
-                end_text.end()
-            self._responses.finished(response)
+            await close_run(run, producing)  # also on caller disconnect: nothing outlives the generator
 
     def _published(self, event: Event) -> Event:
         self._hub.publish(event)
@@ -370,6 +340,7 @@ class VoiceCallbackHandler:
         A :meth:`stream` in progress is cancelled too (its generator ends once its consumer resumes).
         """
         self._responses.close(timeout)
+        self._memories.settle(timeout)  # a rewritten answer is in its store once the handler is closed
         self._hub.end()
 
     def __enter__(self) -> VoiceCallbackHandler:

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, Protocol
 
 from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.transport import FrameTransport
 
 __all__ = [
     "MODES",
     "VOICE_OPTIONS_KEY",
+    "Chunker",
     "Mode",
     "ResponseSettings",
     "TransportFactory",
@@ -41,6 +43,22 @@ MODES: Final = ("bidi", "batch")
 #: ``invocation_state`` key for a request's options: ``agent("…", invocation_state={VOICE_OPTIONS_KEY:
 #: VoiceOptions(mode="batch")})``.
 VOICE_OPTIONS_KEY: Final = "voice_options"
+
+
+class Chunker(Protocol):
+    """Cuts a response's streamed text into the chunks spoken one request each (``bidi`` mode).
+
+    :class:`~strands_voice_protocol.chunker.IncrementalSentenceChunker` is the default one.
+    """
+
+    def feed(self, fragment: str, /) -> list[str]:
+        """Add streamed text; return the chunks it completed (often none)."""
+        ...
+
+    def finish(self) -> list[str]:
+        """End the text (a model turn's end): return every remaining chunk, and start afresh."""
+        ...
+
 
 #: Creates a fresh (unconnected) transport for one session.
 TransportFactory = Callable[[], FrameTransport]
@@ -107,7 +125,7 @@ class ResponseSettings:
     """
 
     transport_factory: TransportFactory
-    chunker_factory: Callable[[], IncrementalSentenceChunker] = field(default=IncrementalSentenceChunker)
-    connect_timeout: float = 10.0
-    silence_timeout: float = 30.0
+    chunker_factory: Callable[[], Chunker] = field(default=IncrementalSentenceChunker)
+    connect_timeout: float = CONNECT_TIMEOUT_S
+    silence_timeout: float = SILENCE_TIMEOUT_S
     max_request_chars: int = MAX_TEXT_CHARS

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from strands.handlers.callback_handler import CompositeCallbackHandler, null_callback_handler
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
 from strands.plugins import Plugin
 
+from strands_voice._callback_chain import joined
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.options import VOICE_OPTIONS_KEY
 
@@ -55,12 +55,9 @@ class VoicePlugin(Plugin):
         super().__init__()
 
     def init_agent(self, agent: Agent) -> None:
-        """Compose the voice handler with the agent's own callback handler and register the hooks."""
-        existing = agent.callback_handler
-        if existing is null_callback_handler:
-            agent.callback_handler = self.handler
-        elif existing is not self.handler:
-            agent.callback_handler = CompositeCallbackHandler(existing, self.handler)
+        """Compose the voice handler with the agent's own callback handler (unless that already reaches
+        it) and register the hooks."""
+        agent.callback_handler = joined(agent.callback_handler, self.handler)
         agent.add_hook(self.open_speech, BeforeInvocationEvent)
         agent.add_hook(self.close_speech, AfterInvocationEvent)
 

@@ -28,6 +28,7 @@ from websockets.exceptions import (
     InvalidURI,
 )
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S
 from strands_voice.transport import Frame
 
 __all__ = ["WebSocketTransport"]
@@ -58,7 +59,12 @@ class WebSocketTransport:
     """
 
     def __init__(
-        self, url: str, *, connect_timeout: float = 10.0, close_timeout: float = 2.0, **connect_options: Any
+        self,
+        url: str,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        close_timeout: float = 2.0,
+        **connect_options: Any,
     ) -> None:
         self.url = url
         self.connect_timeout = connect_timeout

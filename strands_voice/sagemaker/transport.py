@@ -47,6 +47,7 @@ from strands_voice_protocol.errors import (
     TTSTimeoutError,
 )
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S
 from strands_voice.sagemaker.aws import resolve_credentials, resolve_endpoint_uri, resolve_region
 from strands_voice.sagemaker.framing import (
     COMPLETE,
@@ -95,7 +96,7 @@ class SageMakerTransport:
         region: str | None = None,
         target_variant: str | None = None,
         endpoint_uri: str | None = None,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
         silence_timeout: float | None = None,
         send_timeout: float = 10.0,
         close_timeout: float = 5.0,
@@ -176,6 +177,21 @@ class SageMakerTransport:
         request = sdk.models.InvokeEndpointWithBidirectionalStreamInput(
             endpoint_name=self.target.endpoint_name, target_variant=self.target.target_variant
         )
+        output = await self._invoke(sdk, overrides, request, endpoint_uri)
+        self.invoked_variant = getattr(output, "invoked_production_variant", None)
+        self._connected = True
+        reading = read_stream(self._models, self._receiver, self._http, self._frames)
+        self._reader = asyncio.create_task(reading, name=f"sagemaker-reader-{self.target.endpoint_name}")
+        logger.debug(
+            "endpoint=<%s>, region=<%s>, variant=<%s> | sagemaker stream open",
+            self.target.endpoint_name,
+            region,
+            self.invoked_variant,
+        )
+
+    async def _invoke(self, sdk: Any, overrides: dict[str, Any], request: Any, endpoint_uri: str) -> Any:
+        """Open the stream within ``connect_timeout``: SageMaker's first answer (its output), or a typed
+        error once the half-open stream is aborted."""
         try:
             async with asyncio.timeout(self.connect_timeout):
                 config = await sdk.config_cls.resolve(**overrides)
@@ -201,16 +217,7 @@ class SageMakerTransport:
                 f"could not reach SageMaker at {endpoint_uri} ({type(exc).__name__})",
                 retryable=True,
             ) from None
-        self.invoked_variant = getattr(output, "invoked_production_variant", None)
-        self._connected = True
-        reading = read_stream(self._models, self._receiver, self._http, self._frames)
-        self._reader = asyncio.create_task(reading, name=f"sagemaker-reader-{self.target.endpoint_name}")
-        logger.debug(
-            "endpoint=<%s>, region=<%s>, variant=<%s> | sagemaker stream open",
-            self.target.endpoint_name,
-            region,
-            self.invoked_variant,
-        )
+        return output
 
     async def send(self, message: str) -> None:
         """Send one client message as one ``UTF8`` PayloadPart.

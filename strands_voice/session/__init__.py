@@ -12,7 +12,7 @@ reconnects with bounded exponential backoff and jitter (:class:`~strands_voice.r
 and re-sends every unfinished request, in order. A completed request is never sent again, so no byte of
 its audio is ever repeated. A request cut mid-audio is sent again with Leg 1 ``skip_samples``: the
 endpoint sends its audio from where delivery stopped, and the session joins it on
-(:class:`~strands_voice.seam.Seam`: a few ms of overlap dropped, any step faded out), so every sample is
+(:class:`~strands_voice._seam.Seam`: a few ms of overlap dropped, any step faded out), so every sample is
 delivered once and a player needs to do nothing; no event marks the seam. Against an endpoint that does
 not know ``skip_samples`` (its ``synthesis_start`` does not echo it: the audio starts at sample 0) the
 request is replayed WHOLE: the session first yields :class:`RequestRestarted` (the audio given for it so
@@ -40,7 +40,7 @@ Example:
 The package is a sans-I/O core and a thin asyncio driver (the shape of python-websockets' ``protocol`` and
 ``asyncio.connection``):
 
-- ``core``: :class:`~strands_voice.session.core.SessionCore`, every rule above as a state machine: events
+- ``core``: :class:`~strands_voice.session._core.SessionCore`, every rule above as a state machine: events
   in (connected, frame received, connection lost, timer due, request submitted, cancel, finish, close),
   actions out (``actions``: send, reconnect after a delay, deliver an event, fail, set the timer);
 - ``answers``: one frame from the endpoint read into events; ``requests``: the owed requests;

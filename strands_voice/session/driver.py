@@ -1,4 +1,4 @@
-"""The asyncio TTS session: a thin driver that performs what :class:`~strands_voice.session.core.SessionCore`
+"""The asyncio TTS session: a thin driver that performs what :class:`~strands_voice.session._core.SessionCore`
 decides.
 
 The driver owns the I/O and nothing else: the transport (connect with a timeout, send under one lock,
@@ -19,15 +19,16 @@ from types import TracebackType
 from typing import Final
 
 from strands_voice_protocol.errors import TTSError
-from strands_voice_protocol.frames import ClientMessage, encode_client_message
+from strands_voice_protocol.frames import encode_client_message
 from strands_voice_protocol.limits import KEEPALIVE_S
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice.retry import RetryPolicy
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.connection import Wakeup, close_quietly, connect_within, drop_receive
-from strands_voice.session.core import SessionCore, closed_error
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._connection import Wakeup, close_quietly, connect_within, drop_receive
+from strands_voice.session._core import SessionCore, closed_error
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import SessionEvent
-from strands_voice.session.requests import OwedRequest
 from strands_voice.transport import FrameTransport
 
 __all__ = ["DEFAULT_RETRY", "TTSSession"]
@@ -69,8 +70,8 @@ class TTSSession:
         *,
         voice: str | None = None,
         speed: float | None = None,
-        connect_timeout: float = 10.0,
-        silence_timeout: float = 30.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        silence_timeout: float = SILENCE_TIMEOUT_S,
         request_id_prefix: str | None = None,
         retry: RetryPolicy | None = None,
         keepalive_s: float | None = KEEPALIVE_S,
@@ -106,11 +107,6 @@ class TTSSession:
     def is_open(self) -> bool:
         """True between a successful :meth:`open` and :meth:`close`."""
         return self._core.opened and not self._core.closed
-
-    @property
-    def is_connected(self) -> bool:
-        """True while open and the connection is up (False during an outage being resumed)."""
-        return self._core.up
 
     def _now(self) -> float:
         return self.retry.clock()
@@ -178,7 +174,6 @@ class TTSSession:
         Raises:
             TTSConnectionError: the session is not open or was finished.
         """
-        self._core.check_sendable()
         rid = request_id if request_id is not None else self.new_request_id()
         request = OwedRequest(
             rid,
@@ -190,7 +185,7 @@ class TTSSession:
             lang=lang,
             lexicon=lexicon,
         )
-        self._take(self._core.submit(request, self._now()))
+        self._raise_or_take(self._core.submit(request, self._now()))
         self._wake()
         async with self._send_lock:
             failed = await self._send_locked(self._core.send_submitted(rid))
@@ -205,23 +200,19 @@ class TTSSession:
         Audio that still arrives for a cancelled request is dropped; the request ends with a
         :class:`RequestCancelled` (or :class:`RequestCompleted` if it had already finished).
         """
-        self._core.check_sendable(allow_finished=True)
-        message = self._core.cancel(request_id)
+        actions = self._core.cancel(request_id)
         self._wake()
-        if message is None:
-            return  # not on the wire: it ends locally
-        await self._send_control(message)
-        logger.debug("request_id=<%s> | cancel sent", request_id or "*")
+        await self._perform_for_caller(actions)
+        logger.debug("request_id=<%s> | cancelled", request_id or "*")
 
     async def finish(self) -> None:
         """Send no more requests: the endpoint finishes what was sent, then closes the session.
 
         Iteration ends once every owed request has ended. Safe to call more than once.
         """
-        message = self._core.finish()
+        actions = self._core.finish()
         self._wake()
-        if message is not None:
-            await self._send_control(message)
+        await self._perform_for_caller(actions)
 
     async def close(self) -> None:
         """Close the connection now (owed audio is abandoned). Safe to call more than once."""
@@ -243,9 +234,19 @@ class TTSSession:
             else:
                 self._pending.append(action)
 
-    async def _send_control(self, message: ClientMessage) -> None:
+    def _raise_or_take(self, actions: list[Action]) -> None:
+        """A caller's input: raise its :class:`Fail` in the caller; take the rest."""
+        failure = next((action.error for action in actions if isinstance(action, Fail)), None)
+        if failure is not None:
+            raise failure
+        self._take(actions)
+
+    async def _perform_for_caller(self, actions: list[Action]) -> None:
+        """A caller's input: raise its :class:`Fail` in the caller; send its sends (a failed send is the
+        core's to judge: the connection is down, and resume follows)."""
+        self._raise_or_take([action for action in actions if not isinstance(action, Send)])
         async with self._send_lock:
-            await self._send_locked(self._core.control(message))
+            await self._send_locked([action for action in actions if isinstance(action, Send)])
 
     async def _send_locked(self, actions: list[Action]) -> TTSError | None:
         """Perform ``actions`` (the caller holds the send lock): each :class:`Send` while the connection
@@ -254,8 +255,8 @@ class TTSSession:
             if not isinstance(action, Send):
                 self._take([action])
                 continue
-            if not self._core.up:
-                continue  # down since: resume sends what is still needed
+            if not self._core.may_send(action):
+                continue
             try:
                 await self.transport.send(encode_client_message(action.message))
             except TTSError as error:
@@ -348,9 +349,9 @@ class TTSSession:
         timeout = None if self._timer_at is None else max(self._timer_at - self._now(), 0.0)
         timer_at = self._timer_at
         done = await self._wakeup.wait(timeout, receiving)
-        if not done:  # the loop waited the timer out: it is due (even on a test clock that moves on sleeps)
-            if timer_at is not None and timer_at == self._timer_at:
-                self._take(self._core.timer_due(max(self._now(), timer_at)))
+        if not done:  # the loop waited the timer out (the core drops it if it moved meanwhile)
+            if timer_at is not None:
+                self._take(self._core.timer_due(timer_at, self._now()))
             return
         if receiving is None or receiving not in done:
             return  # a wakeup: poll re-reads the state

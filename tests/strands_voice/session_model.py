@@ -30,8 +30,9 @@ from strands_voice_protocol.frames import (
 )
 
 from strands_voice.retry import RetryPolicy
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.core import SessionCore
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._core import SessionCore
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
@@ -41,7 +42,6 @@ from strands_voice.session.events import (
     RequestStarted,
     SessionEvent,
 )
-from strands_voice.session.requests import OwedRequest
 
 #: The code the model answers texts starting with "bad" with: not retryable.
 REFUSED = "invalid_request"
@@ -185,7 +185,7 @@ class CoreRun:
             elif isinstance(action, SetTimer):
                 self.timer_at = action.at
             elif isinstance(action, Send):
-                if self.core.up:
+                if self.core.may_send(action):
                     self.endpoint.receive(encode_client_message(action.message))
             elif isinstance(action, Disconnect):
                 self.endpoint.drop()
@@ -244,14 +244,10 @@ class CoreRun:
         self.apply(self.core.send_submitted(request_id))
 
     def cancel(self, request_id: str | None) -> None:
-        message = self.core.cancel(request_id)
-        if message is not None:
-            self.apply(self.core.control(message))
+        self.apply(self.core.cancel(request_id))
 
     def finish(self) -> None:
-        message = self.core.finish()
-        if message is not None:
-            self.apply(self.core.control(message))
+        self.apply(self.core.finish())
 
     def frame(self) -> None:
         """The endpoint's next frame (or its normal end) arrives."""
@@ -283,7 +279,7 @@ class CoreRun:
         """The timer fires."""
         assert self.timer_at is not None
         self.now = max(self.now, self.timer_at)
-        self.apply(self.core.timer_due(self.now))
+        self.apply(self.core.timer_due(self.timer_at, self.now))
 
     # ---- what the listener got -----------------------------------------------------------------------
 

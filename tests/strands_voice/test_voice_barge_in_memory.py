@@ -30,9 +30,9 @@ from strands.types.tools import ToolSpec
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EventBuilder
 
-from strands_voice.answer_memory import NOTHING_HEARD, remembered_text, rewrite_last_answer
+from strands_voice._answer_memory import NOTHING_HEARD, remembered_text, rewrite_last_answer
+from strands_voice._heard import DeliveryLog
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.heard import DeliveryLog
 from strands_voice.plugin import VoicePlugin
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,7 +9,7 @@ import pytest
 from strands_voice_protocol.errors import ConfigurationError
 
 from strands_voice import VoiceCallbackHandler, VoiceOptions, run_voice
-from strands_voice.event_queue import EventQueue
+from strands_voice._event_queue import EventQueue
 from strands_voice.options import request_options
 from strands_voice.retry import RetryPolicy
 from strands_voice.sagemaker import SageMakerTransport, parse_sagemaker_url

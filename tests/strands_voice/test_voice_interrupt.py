@@ -22,9 +22,9 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES, EventBuilder
 
-from strands_voice.answer_memory import remembered_text
+from strands_voice._answer_memory import remembered_text
+from strands_voice._heard import DeliveryLog, heard_text
 from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.heard import DeliveryLog, heard_text
 from strands_voice.options import VoiceOptions
 from strands_voice.transport import Frame
 from strands_voice.websocket import WebSocketTransport

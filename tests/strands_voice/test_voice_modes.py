@@ -17,8 +17,8 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES
 from strands_voice_protocol.speech_text import clean_for_speech
 
+from strands_voice._response import split_for_requests
 from strands_voice.options import VoiceOptions
-from strands_voice.response import split_for_requests
 from strands_voice.run import run_voice
 
 pytestmark = pytest.mark.timeout(240)

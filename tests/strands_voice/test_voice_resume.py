@@ -1,6 +1,6 @@
 """Resume at a sample (Leg 1 ``skip_samples``) and the two stalls, against scripted endpoints.
 
-The seam itself (:class:`strands_voice.seam.Seam`) is pure and tested on its own; the session tests run a
+The seam itself (:class:`strands_voice._seam.Seam`) is pure and tested on its own; the session tests run a
 scripted WebSocket endpoint that cuts the first connection mid-audio and answers the resumed request from
 the sample asked for. The real endpoint killed and restarted: tests/reliability/test_reliability_resume.py
 and tests/strands_voice/test_sagemaker_resume_real.py.
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from strands_voice_protocol.errors import TTSConnectionError
 from websockets.asyncio.server import ServerConnection, serve
 
+from strands_voice._seam import OVERLAP_SAMPLES, Seam, keep_tail
 from strands_voice.retry import RetryPolicy
-from strands_voice.seam import OVERLAP_SAMPLES, Seam, keep_tail
 from strands_voice.session.driver import TTSSession
 from strands_voice.session.events import (
     AudioChunk,

@@ -37,6 +37,16 @@ from strands_voice.websocket import WebSocketTransport
 Handler = Callable[[ServerConnection, list[dict[str, Any]]], Awaitable[None]]
 
 
+class WatchedTransport(WebSocketTransport):
+    """The real WebSocket transport, counting the session's closes of it (a lost connection is closed)."""
+
+    closes = 0
+
+    async def close(self) -> None:
+        self.closes += 1
+        await super().close()
+
+
 def run(coro: Coroutine[Any, Any, Any], timeout: float = 20.0) -> Any:
     """Run a test coroutine with a hard limit, so a hang is a failure, not a stuck suite."""
 
@@ -605,10 +615,11 @@ def test_requests_sent_while_the_connection_is_down_go_out_in_order_after_it() -
             url,
             received,
         ):
-            async with TTSSession(WebSocketTransport(url), silence_timeout=10, retry=policy) as session:
+            transport = WatchedTransport(url)
+            async with TTSSession(transport, silence_timeout=10, retry=policy) as session:
                 r0 = await session.synthesize("Zero.")
                 receiver = asyncio.create_task(collect(session))
-                await until(lambda: not session.is_connected)  # the drop was seen
+                await until(lambda: transport.closes > 0)  # the drop was seen: the session closed it
                 r1 = await session.synthesize("One.")
                 await session.finish()
                 gate.set()
@@ -784,11 +795,12 @@ def test_keepalive_while_nothing_is_owed_and_idle_close_resumes_lazily() -> None
     async def main() -> None:
         fake = FakeTime()
         async with scripted_server([idle, serve_it]) as (url, received):
-            session = TTSSession(WebSocketTransport(url), keepalive_s=0.05, retry=fake.policy())
+            transport = WatchedTransport(url)
+            session = TTSSession(transport, keepalive_s=0.05, retry=fake.policy())
             await session.open()
             receiver = asyncio.create_task(collect(session))
             await got_keepalives.wait()
-            await until(lambda: not session.is_connected)
+            await until(lambda: transport.closes > 0)  # the idle close was seen
             assert len(received) == 1, "reconnected with nothing to send"
             rid = await session.synthesize("Later.")
             await session.finish()

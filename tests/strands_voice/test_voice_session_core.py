@@ -16,7 +16,8 @@ from session_model import REFUSED, CoreRun, new_run, speech
 from strands_voice_protocol.errors import TTSConnectionError, TTSTimeoutError
 from strands_voice_protocol.frames import Keepalive
 
-from strands_voice.session.actions import Disconnect, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._actions import Disconnect, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._requests import OwedRequest
 from strands_voice.session.events import (
     AudioChunk,
     RequestCompleted,
@@ -222,22 +223,20 @@ def test_session_core_gives_up_when_the_deadline_leaves_no_attempt() -> None:
     assert (
         all(at <= 1.0 for at, _ in run.reconnect_at) and len(run.reconnect_at) == 2
     )  # 0.25 s, 0.5 s; 1 s more would pass 1 s
-    try:
-        run.core.check_sendable()
-    except TTSConnectionError as error:
-        assert error is run.failure
-    else:
-        raise AssertionError("a session that gave up still takes requests")
+    # A session that gave up takes no more requests: the input's answer is its failure.
+    assert run.core.submit(OwedRequest("r1", "text r1 1", None, None), run.now) == [Fail(run.failure)]
+    assert run.core.cancel(None) == [Fail(run.failure)]
 
 
 def test_session_core_keepalive_while_idle_and_silence_timeout_while_owed() -> None:
     run = _running(keepalive_s=5.0)
     assert run.timer_at == 5.0
-    assert run.core.timer_due(5.0) == [Send(Keepalive()), SetTimer(10.0)]
+    assert run.core.timer_due(4.0, 5.0) == []  # a timer that is no longer the one set is stale
+    assert run.core.timer_due(5.0, 5.0) == [Send(Keepalive()), SetTimer(10.0)]
     run.now = 6.0
     run.submit("r0", "text r0 1")
     assert run.timer_at == 36.0  # silence_timeout from when audio became owed
-    actions = run.core.timer_due(36.0)
+    actions = run.core.timer_due(36.0, 35.999)  # due at 36 s, even on a clock a hair behind
     assert len(actions) == 1 and isinstance(actions[0], Fail)
     assert isinstance(actions[0].error, TTSTimeoutError) and actions[0].error.request_id == "r0"
 

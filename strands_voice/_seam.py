@@ -23,8 +23,6 @@ import sys
 from array import array
 from typing import Final
 
-__all__ = ["OVERLAP_SAMPLES", "Seam", "keep_tail"]
-
 #: Samples asked again before the cut point, and samples the step is faded over (5 ms at 24 kHz).
 OVERLAP_SAMPLES: Final = 120
 

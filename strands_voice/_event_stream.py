@@ -7,7 +7,7 @@ Every event a :class:`~strands_voice.handler.VoiceCallbackHandler` produces leav
   response's worker thread; under ``stream()`` the caller's loop, as the event is yielded);
 - :class:`EventStream` (``handler.events()``): an async iterator on the loop that subscribed;
 - ``handler.stream()``: the pull form of one agent run: its events are held in a bounded
-  :class:`~strands_voice.event_queue.EventQueue` for its consumer (backpressure) and published as they
+  :class:`~strands_voice._event_queue.EventQueue` for its consumer (backpressure) and published as they
   are yielded, so the callbacks and ``events()`` see them too.
 
 A response hands its events to an :class:`Outlet`: the hub itself (published at once: handing over IS
@@ -24,8 +24,6 @@ from collections.abc import Callable
 from typing import Protocol
 
 from strands_voice_protocol.events import Event
-
-__all__ = ["Callbacks", "EventHub", "EventStream", "Outlet"]
 
 logger = logging.getLogger(__name__)
 

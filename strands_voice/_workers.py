@@ -13,10 +13,9 @@ import asyncio
 import itertools
 import logging
 import threading
+from collections.abc import Callable
 
-from strands_voice.response import Response
-
-__all__ = ["ActiveResponses"]
+from strands_voice._response import Response
 
 logger = logging.getLogger(__name__)
 
@@ -29,36 +28,65 @@ def _resolve(future: asyncio.Future[None]) -> None:
 class ActiveResponses:
     """A handler's responses in progress: the current one (still taking text) and those still speaking.
 
-    Attributes:
-        lock: Guards every field; held by the handler while it starts or ends the current response.
-        current: The response the agent's text goes to now, if any.
-        closed: The handler is closed: no response starts any more.
+    It owns its lock: every method takes it; none is held by a caller. Thread-safe.
     """
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self._idle = threading.Condition(self.lock)
-        self.current: Response | None = None
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._current: Response | None = None
         self._active: list[Response] = []
-        self._threads: list[threading.Thread] = []
+        self._threads: dict[Response, threading.Thread] = {}
         self._async_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._numbers = itertools.count(1)
-        self.closed = False
+        self._closed = False
 
-    def adopt(self, response: Response) -> None:
-        """Make ``response`` (run by its caller) the current one. Hold :attr:`lock`."""
-        self.current = response
-        self._active.append(response)
+    @property
+    def current(self) -> Response | None:
+        """The response the agent's text goes to now, if any."""
+        with self._lock:
+            return self._current
 
-    def start_on_thread(self, response: Response) -> None:
-        """Make ``response`` the current one and run it on a new worker thread. Hold :attr:`lock`."""
+    def feed_current(self, make: Callable[[], Response], feed: Callable[[Response], None]) -> None:
+        """``feed`` the current response, started on a new worker thread with ``make`` if there is none.
+
+        ``feed`` runs under the lock, so no :meth:`take_current` ends the response in between. Nothing
+        happens once the handler is closed.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            if self._current is None:
+                self._start_on_thread(make())
+            assert self._current is not None
+            feed(self._current)
+
+    def adopt(self, make: Callable[[], Response]) -> Response:
+        """Make the response ``make`` builds (run by its caller, on its loop) the current one.
+
+        Raises:
+            RuntimeError: The handler is closed, or already speaking a response.
+        """
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the voice handler is closed")
+            if self._current is not None:
+                raise RuntimeError("the voice handler is already speaking a response")
+            response = make()
+            self._current = response
+            self._active.append(response)
+        return response
+
+    def _start_on_thread(self, response: Response) -> None:
+        """Make ``response`` the current one and run it on a new worker thread. Hold the lock."""
         number = next(self._numbers)
-        response.thread = threading.Thread(
+        thread = threading.Thread(
             target=self._run, args=(response,), name=f"voice-response-{number}", daemon=True
         )
-        self.adopt(response)
-        self._threads.append(response.thread)
-        response.thread.start()
+        self._current = response
+        self._active.append(response)
+        self._threads[response] = thread
+        thread.start()
 
     def _run(self, response: Response) -> None:
         loop = response.loop
@@ -76,11 +104,11 @@ class ActiveResponses:
 
     def take_current(self, response: Response | None = None) -> Response | None:
         """Detach the current response (only if it is ``response``, when given) and return it."""
-        with self.lock:
-            current = self.current
+        with self._lock:
+            current = self._current
             if current is None or (response is not None and current is not response):
                 return None
-            self.current = None
+            self._current = None
         return current
 
     def finished(self, response: Response) -> None:
@@ -88,8 +116,8 @@ class ActiveResponses:
         with self._idle:
             if response in self._active:
                 self._active.remove(response)
-            if self.current is response:
-                self.current = None
+            if self._current is response:
+                self._current = None
             self._idle.notify_all()
             waiters = [] if self._active else self._async_waiters
             if waiters:
@@ -102,7 +130,7 @@ class ActiveResponses:
 
     def active(self) -> list[Response]:
         """The responses in progress now."""
-        with self.lock:
+        with self._lock:
             return list(self._active)
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -114,7 +142,8 @@ class ActiveResponses:
         with self._idle:
             if not self._idle.wait_for(lambda: not self._active, timeout):
                 return False
-            threads, self._threads = self._threads, []
+            threads = list(self._threads.values())
+            self._threads.clear()
         for thread in threads:
             thread.join()  # already past its last step: returns at once
         return True
@@ -123,31 +152,28 @@ class ActiveResponses:
         """:meth:`wait` for coroutines, not blocking the calling loop."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        with self.lock:
+        with self._lock:
             if not self._active:
                 return
             self._async_waiters.append((loop, done))
         try:
             await done
         finally:
-            with self.lock:
+            with self._lock:
                 if (loop, done) in self._async_waiters:
                     self._async_waiters.remove((loop, done))
         self.wait()  # every worker has finished: this only joins ended threads
 
     def close(self, timeout: float) -> None:
         """Start no more responses, cancel those in progress and join their worker threads."""
-        with self.lock:
-            self.closed = True
-            self.current = None
+        with self._lock:
+            self._closed = True
+            self._current = None
             active = list(self._active)
+            threads = list(self._threads.values())
+            self._threads.clear()
         for response in active:
             response.cancel()
-        for response in active:
-            if response.thread is not None and response.thread is not threading.current_thread():
-                response.thread.join(timeout)
-        with self.lock:
-            threads, self._threads = self._threads, []
         for thread in threads:
             if thread is not threading.current_thread():
                 thread.join(timeout)

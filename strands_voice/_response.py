@@ -14,10 +14,10 @@ of ``handler.stream()``); everything else may be called from any thread:
   per-request limit, each turn on its own (the fair baseline of ``bidi``).
 - :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
   spoken, one ``interrupted`` event that says what the caller heard (played: see
-  :mod:`strands_voice.heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
-  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice.answer_memory`).
+  :mod:`strands_voice._heard`), and, when the agent writing the answer is known (:attr:`Response.memory`),
+  the agent cancelled and its answer remembered as the heard text (:mod:`strands_voice._answer_memory`).
 
-Events go to an :class:`~strands_voice.event_stream.Outlet` as they happen. When the outlet only holds
+Events go to an :class:`~strands_voice._event_stream.Outlet` as they happen. When the outlet only holds
 them for a consumer, whoever hands them over reports each delivery with :meth:`Response.delivered`, so
 that an ``interrupted`` event counts only what really reached the caller.
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -35,14 +34,12 @@ from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.sentences import split_at_sentence_ends
 from strands_voice_protocol.speech_text import clean_for_speech
 
-from strands_voice.answer_memory import AnswerMemory
-from strands_voice.event_stream import Outlet
-from strands_voice.heard import DeliveryLog
+from strands_voice._answer_memory import AnswerMemory
+from strands_voice._event_stream import Outlet
+from strands_voice._heard import DeliveryLog
+from strands_voice._speaker import Speaker
 from strands_voice.options import ResponseSettings, VoiceOptions
-from strands_voice.speaker import Speaker
 from strands_voice.tracing import AnswerTrace
-
-__all__ = ["Response", "split_for_requests"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +100,8 @@ class Response:
         settings: What the handler's responses share (transport, chunker, timeouts, text limit).
         outlet: Receives each event, on ``loop``: the handler's hub (callbacks) or a ``stream()`` queue.
         request_id_prefix: Prefix of the session's request ids.
+        memory: The answer's tie to the agent writing it, when known: a barge-in stops that agent and
+            leaves the heard text as its answer.
     """
 
     def __init__(
@@ -112,6 +111,7 @@ class Response:
         settings: ResponseSettings,
         outlet: Outlet,
         request_id_prefix: str | None = None,
+        memory: AnswerMemory | None = None,
     ) -> None:
         self.options = options
         self.loop = loop
@@ -130,8 +130,7 @@ class Response:
         )
         self.log = DeliveryLog(lambda seq: self.speaker.chunk_pcm[seq])
         self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
-        self.thread: threading.Thread | None = None  # the worker thread that runs it, if any
-        self.memory: AnswerMemory | None = None  # the agent writing it, when known (barge-in stops it)
+        self.memory = memory
         self.interrupted = False
         self.ended = False
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
@@ -233,26 +232,26 @@ class Response:
                 await self.speaker.wait()
             completed = True
         finally:
-            cut_before_close = self.interrupted
-            if cut_before_close:
+            if self.interrupted:
                 # Nothing more is emitted after a barge-in: the speech ends now, not once the endpoint
                 # has let the session go (it may be busy synthesizing for seconds first).
-                self.ended = True
-                self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
+                self._audio_end(completed=False)
             await self.speaker.aclose()
-            self.ended = True
-            if not cut_before_close:
-                self._end_events(completed)
+            self._audio_end(completed)
 
-    def _end_events(self, completed: bool) -> None:
-        """``audio_end`` once the session has closed (after the encoder's tail when speech completed)."""
-        if self.interrupted:  # cut while the session was closing
-            self._emit(self.builder.audio_end(chunks=self.log.chunks, duration_s=self.log.duration_s))
-        elif completed:
-            self.speaker.end_events()  # the encoder's tail, then audio_end
+    def _audio_end(self, completed: bool) -> None:
+        """The response's one ``audio_end`` (once): after a barge-in it counts what was delivered, else
+        what the session made (after the encoder's tail when the speech completed)."""
+        if self.ended:
+            return
+        self.ended = True
+        if self.interrupted:
+            chunks, duration_s = self.log.chunks, self.log.duration_s
         else:
-            duration = self.speaker.pcm_bytes / BYTES_PER_SECOND
-            self._emit(self.builder.audio_end(chunks=self.speaker.chunks, duration_s=duration))
+            if completed:
+                self.speaker.flush_encoder()
+            chunks, duration_s = self.speaker.chunks, self.speaker.pcm_bytes / BYTES_PER_SECOND
+        self._emit(self.builder.audio_end(chunks=chunks, duration_s=duration_s))
 
     async def _speak_as_written(self) -> None:
         chunker = self._settings.chunker_factory()

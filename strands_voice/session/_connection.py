@@ -11,8 +11,6 @@ from strands_voice_protocol.errors import TTSConnectionError, TTSError, TTSTimeo
 
 from strands_voice.transport import Frame, FrameTransport
 
-__all__ = ["Wakeup", "close_quietly", "connect_within", "drop_receive"]
-
 logger = logging.getLogger(__name__)
 
 

@@ -1,7 +1,7 @@
 """The endpoint's answers read into session events: one frame in, the events it makes out (sans-I/O).
 
 Answers come strictly in the order requests were sent. Audio of a request resumed with ``skip_samples``
-goes through its :class:`~strands_voice.seam.Seam`; an endpoint that does not echo ``skip_samples``
+goes through its :class:`~strands_voice._seam.Seam`; an endpoint that does not echo ``skip_samples``
 answered from sample 0, so the request is replayed whole after a ``RequestRestarted``.
 """
 
@@ -20,11 +20,9 @@ from strands_voice_protocol.frames import (
     decode_server_frame,
 )
 
-from strands_voice.seam import keep_tail
+from strands_voice._seam import keep_tail
 from strands_voice.session import events as session_events
-from strands_voice.session.requests import OwedRequest, RequestBook
-
-__all__ = ["Answer", "read_answer"]
+from strands_voice.session._requests import OwedRequest, RequestBook
 
 logger = logging.getLogger(__name__)
 

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.events import Event
 
-__all__ = ["EventQueue"]
-
 
 class EventQueue:
     """A response's event queue, bounded for the producers that wait for room; one loop, one consumer.
@@ -20,7 +18,7 @@ class EventQueue:
     waits nor fails, so the few events that must not be held back (an error, ``interrupted``, the end
     marker ``None``) always get through, and a consumer that closes never finds a producer stuck on a put.
 
-    It is the :class:`~strands_voice.event_stream.Outlet` of a ``stream()`` run: events are delivered
+    It is the :class:`~strands_voice._event_stream.Outlet` of a ``stream()`` run: events are delivered
     when the consumer takes them, not when they are queued.
 
     Args:

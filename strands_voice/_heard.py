@@ -22,8 +22,6 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.frames import WordJson
 
-__all__ = ["DeliveryLog", "heard_text"]
-
 
 def heard_text(done: Sequence[str], cut_words: Sequence[str] = ()) -> str:
     """The text the caller heard: the fully played sentences, then the heard words of the cut one.
@@ -56,9 +54,11 @@ class DeliveryLog:
         self._start: dict[int, int] = {}  # stream offset (pcm bytes) where a sentence's audio begins
         self._sentence_pcm: dict[int, int] = {}  # pcm bytes delivered per sentence
         self._words: dict[int, list[WordJson]] = {}  # word timings delivered per sentence
-        self._played = 0.0  # pcm bytes played as of _played_at
+        self._offset = 0  # pcm bytes delivered, void audio included: the stream positions below
+        self._played = 0.0  # stream position played as of _played_at
         self._played_at: float | None = None  # None: nothing delivered yet, playback not started
         self.chunks = 0
+        #: pcm bytes delivered that the caller keeps (a restarted sentence's void audio is not counted).
         self.pcm_bytes = 0
         self.first_audio_ms: float | None = None
         self.last_audio_ms: float | None = None
@@ -68,7 +68,7 @@ class DeliveryLog:
         if self._played_at is None:
             return 0.0
         now = self._clock()
-        self._played = min(float(self.pcm_bytes), self._played + (now - self._played_at) * BYTES_PER_SECOND)
+        self._played = min(float(self._offset), self._played + (now - self._played_at) * BYTES_PER_SECOND)
         self._played_at = now
         return self._played
 
@@ -81,9 +81,10 @@ class DeliveryLog:
             sentence = event["sentence"]
             pcm = self._chunk_pcm(event["seq"])
             if sentence not in self._start:
-                self._start[sentence] = self.pcm_bytes
+                self._start[sentence] = self._offset
                 self._order.append(sentence)
             self.chunks += 1
+            self._offset += pcm
             self.pcm_bytes += pcm
             self._sentence_pcm[sentence] = self._sentence_pcm.get(sentence, 0) + pcm
             if self.first_audio_ms is None:
@@ -92,20 +93,23 @@ class DeliveryLog:
         elif event["type"] == "words":
             self._words.setdefault(event["sentence"], []).extend(event["words"])
         elif event["type"] == "sentence_restart":
-            # The player drops the void audio: playback skips to the end of what was delivered, and the
-            # sentence is heard again from its start.
+            # The player drops the void audio: playback skips to the end of what was delivered, the
+            # sentence is heard again from its start, and its void audio is no longer the caller's.
             self._advance()
-            self._played = float(self.pcm_bytes)
-            if event["sentence"] in self._start:
-                self._start[event["sentence"]] = self.pcm_bytes
-                self._sentence_pcm[event["sentence"]] = 0
+            self._played = float(self._offset)
+            sentence = event["sentence"]
+            if sentence in self._start:
+                self.pcm_bytes -= self._sentence_pcm[sentence]
+                self._start[sentence] = self._offset
+                self._sentence_pcm[sentence] = 0
         elif event["type"] == "sentence_complete":
             self.sentences_delivered.append(event["sentence"])
             self._texts[event["sentence"]] = event["text"]
 
     @property
     def played_s(self) -> float:
-        """Seconds of audio the caller has played by now."""
+        """Where the caller's playback is now, in seconds of the delivered stream (a restarted sentence's
+        void audio included: the player skipped it)."""
         return self._advance() / BYTES_PER_SECOND
 
     @property

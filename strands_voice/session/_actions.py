@@ -10,8 +10,6 @@ from strands_voice_protocol.frames import ClientMessage
 
 from strands_voice.session.events import SessionEvent
 
-__all__ = ["Action", "Deliver", "Disconnect", "End", "Fail", "Reconnect", "Send", "SetTimer"]
-
 #: What a failed send means: ``down`` the connection is down (resume follows); ``raise`` a non-retryable
 #: error ends the session; ``drop`` a non-retryable error fails the one request being sent, to its caller.
 SendFailure = Literal["down", "raise", "drop"]
@@ -53,7 +51,7 @@ class Fail:
 
 @dataclass(frozen=True, slots=True)
 class SetTimer:
-    """Call :meth:`~strands_voice.session.core.SessionCore.timer_due` at ``at`` (None: no timer)."""
+    """Call :meth:`~strands_voice.session._core.SessionCore.timer_due` at ``at`` (None: no timer)."""
 
     at: float | None
 

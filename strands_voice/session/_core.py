@@ -3,13 +3,13 @@
 No asyncio, no transport and no clock reads: every input that depends on time carries ``now`` (seconds
 on the driver's clock, the retry policy's ``clock``). The inputs are what happened (connected, a frame
 received, the connection lost, a timer due, a request submitted, a cancel, finish, close); each returns
-the :mod:`~strands_voice.session.actions` the driver performs (send a frame, reconnect after a delay,
+the :mod:`~strands_voice.session._actions` the driver performs (send a frame, reconnect after a delay,
 deliver an event, fail, set the timer). Everything a session decides is decided here, so it is tested by
 feeding inputs, without sockets or wall time:
 
 - **resume**: a lost connection (a drop, a normal close while audio is owed, ``busy``) reconnects after
   the :class:`~strands_voice.retry.RetryPolicy`'s backoff and re-sends every unfinished request in order;
-  a request cut mid-audio resumes with ``skip_samples`` (issue 24: no sample given twice or lost), or is
+  a request cut mid-audio resumes with ``skip_samples`` (no sample given twice or lost), or is
   replayed whole against an endpoint that does not echo it;
 - **give up**: when the policy's deadline leaves no attempt, the error that started the outage fails the
   session, once; a non-retryable error is never retried;
@@ -29,12 +29,19 @@ from strands_voice_protocol.errors import (
 from strands_voice_protocol.frames import Cancel, ClientMessage, Close, Keepalive, Synthesize
 
 from strands_voice.retry import Backoff, RetryPolicy, is_retryable
-from strands_voice.session.actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session.answers import read_answer
+from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
+from strands_voice.session._answers import read_answer
+from strands_voice.session._requests import OwedRequest, RequestBook
+from strands_voice.session._state import (
+    DOWN_STATES,
+    FINISHING_STATES,
+    NEW_STATES,
+    UP_STATES,
+    Input,
+    State,
+    next_state,
+)
 from strands_voice.session.events import RequestCancelled
-from strands_voice.session.requests import OwedRequest, RequestBook
-
-__all__ = ["SessionCore", "closed_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +66,9 @@ class SessionCore:
         self.keepalive_s = keepalive_s
         self.book = RequestBook()
         self.backoff = Backoff(retry)
-        self.opened = False
-        self.finished = False
-        self.closed = False
-        self.down: TTSError | None = None  # why the connection is down (None: up, once opened)
-        self.failed: TTSError | None = None  # resume gave up: the session is over
+        self.state = State.NEW
+        self.down: TTSError | None = None  # why the connection is down (in an outage)
+        self.failed: TTSError | None = None  # why resume gave up (in State.FAILED)
         self.reconnects = 0
         self._silence_from = 0.0
         self._keepalive_from = 0.0
@@ -71,24 +76,55 @@ class SessionCore:
 
     # ---- state -------------------------------------------------------------------------------------
 
+    def _move(self, event: Input) -> None:
+        """Take the transition of ``event`` (:data:`~strands_voice.session._state.TRANSITIONS`)."""
+        before, self.state = self.state, next_state(self.state, event)
+        if self.state is not before:
+            logger.debug(
+                "from=<%s>, to=<%s>, input=<%s> | session state", before.value, self.state.value, event.value
+            )
+
+    @property
+    def opened(self) -> bool:
+        """True once the first connection was up."""
+        return self.state not in NEW_STATES
+
+    @property
+    def finished(self) -> bool:
+        """True once no more requests are taken (finish, or close)."""
+        return self.state in FINISHING_STATES
+
+    @property
+    def closed(self) -> bool:
+        """True once the caller closed the session."""
+        return self.state is State.CLOSED
+
     @property
     def up(self) -> bool:
-        """True while open, not closed, and the connection is up."""
-        return self.opened and not self.closed and self.down is None
+        """True while the connection is up (open, not closed, no outage)."""
+        return self.state in UP_STATES
 
     @property
     def done(self) -> bool:
         """True once finished and nothing is owed: iteration ends."""
         return self.finished and not self.book.owed
 
-    def check_sendable(self, *, allow_finished: bool = False) -> None:
-        """Raise why nothing may be sent now (after give-up, before open, after close or finish)."""
+    def _refusal(self, *, allow_finished: bool = False) -> list[Action]:
+        """A :class:`Fail` saying why nothing may be sent now (after give-up, before open, after close or
+        finish), or nothing when it may."""
         if self.failed is not None:
-            raise self.failed
+            return [Fail(self.failed)]
         if not self.opened or self.closed:
-            raise TTSConnectionError("connection_lost", "the TTS session is not open")
+            return [Fail(TTSConnectionError("connection_lost", "the TTS session is not open"))]
         if self.finished and not allow_finished:
-            raise TTSConnectionError("connection_lost", "the TTS session takes no more requests")
+            return [Fail(TTSConnectionError("connection_lost", "the TTS session takes no more requests"))]
+        return []
+
+    def may_send(self, send: Send) -> bool:
+        """Whether ``send``, asked for earlier, still goes out now: not once the connection went down
+        meanwhile (resume then sends what is still needed)."""
+        del send  # every message alike
+        return self.up
 
     def timer_at(self) -> float | None:
         """When :meth:`timer_due` should next be called (None: no timer runs)."""
@@ -122,7 +158,7 @@ class SessionCore:
     def opened_ok(self, now: float) -> list[Action]:
         """The first connection is up."""
         self.backoff.reset()
-        self.opened = True
+        self._move(Input.OPENED)
         self._silence_from = self._keepalive_from = now
         return self._with_timer([])
 
@@ -130,7 +166,10 @@ class SessionCore:
 
     def submit(self, request: OwedRequest, now: float) -> list[Action]:
         """Owe an answer for ``request`` (from before it is sent: the answer may come before the send
-        returns); :meth:`send_submitted` sends it."""
+        returns); :meth:`send_submitted` sends it. A :class:`Fail` when no request may be sent now."""
+        refusal = self._refusal()
+        if refusal:
+            return refusal
         if not self.book.owed:
             self._silence_from = now  # the silence clock starts when audio becomes owed
         self.book.add(request)
@@ -143,9 +182,12 @@ class SessionCore:
             return []
         return [Send(self.book.send(request), on_error="drop")]
 
-    def cancel(self, request_id: str | None) -> ClientMessage | None:
-        """Cancel one request, or every owed one (None); the ``cancel`` to send, or None when the one
-        request named was never on the wire (it ends locally)."""
+    def cancel(self, request_id: str | None) -> list[Action]:
+        """Cancel one request, or every owed one (None): the ``cancel`` to send while the connection is up
+        (nothing when the one request named was never on the wire: it ends locally)."""
+        refusal = self._refusal(allow_finished=True)
+        if refusal:
+            return refusal
         targets = [request_id] if request_id is not None else list(self.book.owed)
         wire_id: str | None = None
         for rid in targets:
@@ -154,14 +196,14 @@ class SessionCore:
                 request.cancelled = True
                 wire_id = request.wire_id
         if request_id is not None and wire_id is None:
-            return None
-        return Cancel(request_id=wire_id if request_id is not None else None)
+            return []
+        return self.control(Cancel(request_id=wire_id if request_id is not None else None))
 
-    def finish(self) -> ClientMessage | None:
-        """No more requests; the ``close`` to send, or None when there is no connection to tell."""
-        tell = not (self.finished or self.closed or not self.opened)
-        self.finished = True
-        return Close() if tell else None
+    def finish(self) -> list[Action]:
+        """No more requests: the ``close`` to send, when there is a connection to tell."""
+        tell = self.opened and not self.finished
+        self._move(Input.FINISH)
+        return self.control(Close()) if tell else []
 
     def control(self, message: ClientMessage) -> list[Action]:
         """Send a control message now if the connection is up (a resume sends what is still needed)."""
@@ -169,8 +211,7 @@ class SessionCore:
 
     def close(self) -> list[Action]:
         """The caller closed the session: owed audio is abandoned."""
-        self.closed = True
-        self.finished = True
+        self._move(Input.CLOSE)
         return self._with_timer([])
 
     # ---- the connection's inputs -------------------------------------------------------------------
@@ -186,9 +227,11 @@ class SessionCore:
         """Before waiting for input: what the state asks for now (end, fail, or resume an outage)."""
         if self.closed:
             return [Fail(closed_error())]
+        if self.failed is not None:
+            return [Fail(self.failed)]
         if self.done:
             return [End()]
-        if self.down is not None and (self.book.owed or self.finished):
+        if self.state in DOWN_STATES and self.down is not None and (self.book.owed or self.finished):
             if not is_retryable(self.down):
                 return [Fail(self.down)]
             return self.lost(self.down, now)
@@ -213,8 +256,10 @@ class SessionCore:
     def receive_ended(self, now: float) -> list[Action]:
         """The endpoint closed the session normally."""
         if self.done or (self.finished and not self.book.live()):
+            # Only cancelled requests were owed: the endpoint closed without answering them; they end here.
+            ends: list[Action] = [Deliver(RequestCancelled(rid)) for rid in self.book.owed]
             self.book.clear()
-            return [End()]
+            return [*ends, End()]
         # A normal close while the session is still in use (idle timeout, a server going away): resumed
         # like a drop, at once if audio is owed, else when the next request comes.
         live = self.book.live()
@@ -233,7 +278,7 @@ class SessionCore:
         return self.lost(error, now)
 
     def send_failed(self, send: Send, error: TTSError) -> list[Action]:
-        """A :class:`Send` failed: see :data:`~strands_voice.session.actions.SendFailure`."""
+        """A :class:`Send` failed: see :data:`~strands_voice.session._actions.SendFailure`."""
         if not is_retryable(error) and send.on_error != "down":
             if send.on_error == "drop" and isinstance(send.message, Synthesize):
                 request = self.book.by_wire.get(send.message.request_id or "")
@@ -244,8 +289,12 @@ class SessionCore:
         self._mark_down(error)
         return self._with_timer([])
 
-    def timer_due(self, now: float) -> list[Action]:
-        """The timer fired: the endpoint went silent while audio is owed, or a keepalive is due."""
+    def timer_due(self, at: float, now: float) -> list[Action]:
+        """The timer set for ``at`` fired: the endpoint went silent while audio is owed, or a keepalive is
+        due. A timer that is no longer the one announced (moved since) is stale: nothing happens."""
+        if at != self._timer:
+            return []
+        now = max(now, at)  # due, even on a clock that has not quite reached it
         if not self.up:
             return self._with_timer([])
         if self.book.owed:
@@ -293,6 +342,7 @@ class SessionCore:
         self.reconnects += 1
         self.book.generation += 1
         self.down = None
+        self._move(Input.CONNECTED)
         self._silence_from = self._keepalive_from = now
         actions: list[Action] = [Deliver(RequestCancelled(rid)) for rid in self.book.end_cancelled_unsent()]
         actions += [Send(self.book.send(request), on_error="raise") for request in self.book.unsent()]
@@ -321,9 +371,11 @@ class SessionCore:
         )
         logger.debug("code=<%s>, owed=<%d> | giving up", code, len(live))
         self.failed = TTSConnectionError(code, message, live[0] if live else None)
+        self._move(Input.GIVE_UP)
         return self.failed
 
     def _mark_down(self, error: TTSError) -> None:
         if self.down is None:
             logger.debug("code=<%s> | connection down", error.code)
             self.down = error
+        self._move(Input.LOST)

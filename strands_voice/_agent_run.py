@@ -1,8 +1,8 @@
 """One agent run under ``VoiceCallbackHandler.stream`` (:mod:`strands_voice.handler`).
 
 The run drives the agent's ``stream_async`` on the caller's loop: its callback feeds the run's
-:class:`~strands_voice.response.Response` (speech), and its text deltas become ``text_delta`` events in
-the same bounded :class:`~strands_voice.event_queue.EventQueue` as the speech events, so one consumer
+:class:`~strands_voice._response.Response` (speech), and its text deltas become ``text_delta`` events in
+the same bounded :class:`~strands_voice._event_queue.EventQueue` as the speech events, so one consumer
 reads the whole Leg 3 stream in arrival order and a slow one slows the agent too.
 """
 
@@ -12,20 +12,20 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from strands.handlers.callback_handler import CompositeCallbackHandler
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 
-from strands_voice.event_queue import EventQueue
-from strands_voice.response import Response
-from strands_voice.speaker import CANCEL_TIMEOUT
-from strands_voice.workers import ActiveResponses
+from strands_voice._callback_chain import joined
+from strands_voice._event_queue import EventQueue
+from strands_voice._response import Response
+from strands_voice._speaker import CANCEL_TIMEOUT
+from strands_voice._workers import ActiveResponses
 
 if TYPE_CHECKING:
     from strands import Agent
 
-__all__ = ["TextLog", "attached", "let_agent_stop", "produce"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,22 +38,15 @@ class TextLog:
         self.last_ms: float | None = None
 
 
-def _reaches(handler: Any, target: object) -> bool:
-    if handler is target:
-        return True
-    if isinstance(handler, CompositeCallbackHandler):
-        return any(_reaches(inner, target) for inner in handler.handlers)
-    return False
-
-
 @contextlib.contextmanager
 def attached(voice: Callable[..., None], agent: Agent) -> Iterator[None]:
     """``voice`` in ``agent``'s callback chain for the duration (composed with the agent's own)."""
     own = agent.callback_handler
-    if _reaches(own, voice):
+    chain = joined(own, voice)
+    if chain is own:
         yield
         return
-    agent.callback_handler = CompositeCallbackHandler(own, voice)
+    agent.callback_handler = chain
     try:
         yield
     finally:
@@ -70,25 +63,42 @@ def _finishing(response: Response) -> Iterator[None]:
             response.memory.finished()
 
 
-async def produce(
-    voice: Callable[..., None],
-    agent: Agent,
-    prompt: Any,
-    state: dict[str, Any],
-    responses: ActiveResponses,
-    response: Response,
-    queue: EventQueue,
-    text: TextLog,
-) -> None:
-    """Drive the agent (its callback, ``voice``, feeds ``response``) and queue its ``text_delta`` events.
+@dataclass
+class AgentRun:
+    """One agent run under ``stream()``: who drives it, and where its events go.
+
+    Attributes:
+        voice: The voice handler, the agent's callback (it feeds ``response``).
+        agent: The Strands agent.
+        prompt: The user's prompt.
+        state: The run's ``invocation_state``.
+        responses: The handler's responses in progress (the run's is detached from them when it ends).
+        response: The run's speech.
+        queue: The one bounded queue its consumer reads.
+        text: Its ``text_delta`` events so far.
+    """
+
+    voice: Callable[..., None]
+    agent: Agent
+    prompt: Any
+    state: dict[str, Any]
+    responses: ActiveResponses
+    response: Response
+    queue: EventQueue
+    text: TextLog = field(default_factory=TextLog)
+
+
+async def produce(run: AgentRun) -> None:
+    """Drive the agent (its callback feeds the run's response) and queue its ``text_delta`` events.
 
     Ends the queue with its end marker (``None``), whatever happens.
     """
+    response, queue, text = run.response, run.queue, run.text
     speaking = asyncio.create_task(response.run(), name="voice-response")
     try:
         try:
-            with attached(voice, agent), _finishing(response):
-                async for event in agent.stream_async(prompt, invocation_state=state):
+            with attached(run.voice, run.agent), _finishing(response):
+                async for event in run.agent.stream_async(run.prompt, invocation_state=run.state):
                     data = event.get("data")
                     if isinstance(data, str) and data and not event.get("reasoning"):
                         # Waits for room like the audio does: a slow consumer slows the agent too.
@@ -103,7 +113,7 @@ async def produce(
                 response.builder.error(code="agent_error", message="The agent failed to answer.")
             )
         # Not in a finally: on cancellation nothing more is spoken; the session is closed instead.
-        responses.take_current(response)
+        run.responses.take_current(response)
         response.end()
         await speaking
     finally:
@@ -124,3 +134,21 @@ async def let_agent_stop(response: Response, producing: asyncio.Task[None], queu
     while not producing.done() and loop.time() < deadline:
         queue.purge(lambda _event: True)
         await asyncio.wait({producing}, timeout=0.05)
+
+
+async def close_run(run: AgentRun, producing: asyncio.Task[None] | None) -> None:
+    """End the run however it ended (its consumer may have left: ``aclose``, cancellation).
+
+    A producer still running is barged in on and given a moment (:func:`let_agent_stop`), then cancelled;
+    the response is detached from the handler's responses. Nothing outlives the run.
+    """
+    if producing is not None:
+        if not producing.done():
+            await let_agent_stop(run.response, producing, run.queue)
+        await cancel_and_wait([producing], CANCEL_TIMEOUT)
+        if producing.done() and not producing.cancelled():
+            producing.exception()  # retrieved (re-raised by the stream when the run ended normally)
+    unended = run.responses.take_current(run.response)
+    if unended is not None:
+        unended.end()
+    run.responses.finished(run.response)

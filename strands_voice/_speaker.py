@@ -3,7 +3,7 @@
 :class:`Speaker` sends text chunks over one :class:`~strands_voice.session.driver.TTSSession` the moment they
 are given (without waiting for earlier audio) and turns the session's audio into ``audio_start``,
 ``audio_chunk``, ``sentence_complete`` and ``error`` events. It is the part of
-:class:`strands_voice.handler.VoiceCallbackHandler`'s per-response pipeline (:mod:`strands_voice.response`)
+:class:`strands_voice.handler.VoiceCallbackHandler`'s per-response pipeline (:mod:`strands_voice._response`)
 that talks to the endpoint; nothing else opens a session for an agent's answer.
 
 Barge-in (:meth:`Speaker.interrupt`) sends Leg 1 ``cancel`` for everything owed, drops every later audio
@@ -35,8 +35,6 @@ from strands_voice.session.events import (
     SessionEvent,
     WordsReceived,
 )
-
-__all__ = ["CANCEL_TIMEOUT", "Speaker"]
 
 logger = logging.getLogger(__name__)
 
@@ -223,12 +221,11 @@ class Speaker:
         if self._receiving is not None:
             await asyncio.shield(self._receiving)
 
-    def end_events(self) -> None:
-        """Emit the encoder's tail and ``audio_end`` (always; after a barge-in the tail is dropped)."""
+    def flush_encoder(self) -> None:
+        """Emit the encoder's tail, if it holds one (dropped after a barge-in)."""
         tail = b"" if self.silenced else self._encoder.flush()
         if tail:
             self._emit_audio(tail)
-        self._emit(self.builder.audio_end(chunks=self.chunks, duration_s=self.pcm_bytes / BYTES_PER_SECOND))
 
     async def aclose(self) -> None:
         """Cancel the speaker's tasks and close the session (a barge-in's cancel is sent first)."""

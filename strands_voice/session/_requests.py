@@ -1,6 +1,6 @@
 """The requests a session owes answers for: their order, the ids they went out under, what was delivered.
 
-Sans-I/O bookkeeping for :class:`~strands_voice.session.core.SessionCore`: no asyncio, no transport.
+Sans-I/O bookkeeping for :class:`~strands_voice.session._core.SessionCore`: no asyncio, no transport.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from strands_voice_protocol.frames import Synthesize
+from strands_voice_protocol.wire import SAMPLE_RATE
 
-from strands_voice.seam import Seam
-
-__all__ = ["OwedRequest", "RequestBook"]
+from strands_voice._seam import Seam
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +40,7 @@ class OwedRequest:
     tail: bytes = b""  # the last few ms given (a resume's overlap is compared with it)
     seam: Seam | None = None  # set while a cut request resumes with skip_samples
     resumed: bool = False  # audio continued past a seam (RequestCompleted then counts every byte given)
-    sample_rate: int = 24_000
+    sample_rate: int = SAMPLE_RATE
     words_until: int = 0  # the end (a char offset) of the words given so far
 
 
