@@ -35,7 +35,7 @@ def test_speech_starts_after_min_speech_and_is_dated_at_its_first_frame() -> Non
 def test_a_cough_shorter_than_min_speech_starts_nothing() -> None:
     detector = TurnDetector(SETTINGS)
     assert run(detector, [0.9] * 4 + [0.0] * 30 + [0.9] * 3 + [0.0] * 5) == []
-XX
+    assert detector.state == "idle"
 
 
 def test_the_turn_ends_after_end_silence_and_a_short_pause_resumes() -> None:
@@ -65,7 +65,7 @@ def test_a_caller_who_never_stops_is_cut_at_max_turn() -> None:
     too_long = [(i, e) for i, e in events if isinstance(e, TurnTooLong | TurnEnded)]
     # 3.0 s = 48000 samples = 93.75 frames: the 94th frame (index 93) ends it.
     assert too_long == [(93, TurnTooLong(at=94 * FRAME)), (93, TurnEnded(start=0, end=94 * FRAME))]
-XX
+    assert detector.state == "onset"  # the speech that goes on is the onset of a new turn
 
 
 @pytest.mark.parametrize(
