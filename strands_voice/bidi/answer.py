@@ -21,6 +21,7 @@ import asyncio
 import copy
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -107,10 +108,20 @@ class Answer:
         response: The voice pipeline of this answer (its outlet is ``queue``).
         queue: The response's outlet.
         emit: Where the ``strands.bidi`` events go.
+        linger: Takes over the response's run when it outlives a cut answer (closing its session).
     """
 
-    def __init__(self, parts: AnswerParts, response: Response, queue: EventQueue, emit: Emit) -> None:
+    def __init__(
+        self,
+        parts: AnswerParts,
+        response: Response,
+        queue: EventQueue,
+        emit: Emit,
+        linger: Callable[[asyncio.Task[None]], None],
+    ) -> None:
         self.parts = parts
+        self._linger = linger
+        self._speech_over = asyncio.Event()
         self.response = response
         self._queue = queue
         self._emit = emit
@@ -133,20 +144,30 @@ class Answer:
             self._model_task.cancel()
 
     async def run(self) -> None:
-        """Write and speak the answer; ends once its speech has ended (or was cut)."""
+        """Write and speak the answer; ends once its speech has ended (or was cut).
+
+        After a barge-in the answer ends with its ``audio_end``; the TTS session may take longer to let
+        go (the endpoint finishing a step), so the response's run is then left to ``linger`` (a tracked
+        task of the cascade) instead of holding up the caller's next turn.
+        """
         answer_id = self.parts.answer_id
         self._emit(BidiResponseStartEvent(answer_id))
         speaking = asyncio.create_task(self.response.run(), name=f"speak-{answer_id}")
         pump = asyncio.create_task(self._pump(), name=f"pump-{answer_id}")
         self._model_task = asyncio.create_task(self._model_turns(), name=f"model-{answer_id}")
-        tasks = [speaking, pump, self._model_task]
+        over = asyncio.create_task(self._speech_over.wait(), name=f"over-{answer_id}")
         try:
             await asyncio.wait([self._model_task])
-            await speaking
+            await asyncio.wait([speaking, over], return_when=asyncio.FIRST_COMPLETED)
             self._queue.put_nowait(None)
-            await pump
+            await asyncio.wait([pump], timeout=_CLOSE_GRACE_S)
         finally:
-            await cancel_and_wait(tasks, _CLOSE_GRACE_S)
+            stopping = [pump, self._model_task, over]
+            if not speaking.done() and self.interrupted:
+                self._linger(speaking)
+            else:
+                stopping.append(speaking)
+            await cancel_and_wait(stopping, _CLOSE_GRACE_S)
             heard = self.response.log.interrupted_fields()["heard_text"] if self.interrupted else None
             self._close_blocks(heard)  # a no-op when the pump delivered ``interrupted`` already
             self.done.set()
@@ -259,6 +280,12 @@ class Answer:
 
     # --- the speech -----------------------------------------------------------------------------------
 
+    def _end_audio(self) -> None:
+        if not self._speech_over.is_set():
+            self._speech_over.set()
+            if self._audio_id is not None:
+                self._emit(BidiAudioStopEvent(self._audio_id))
+
     async def _pump(self) -> None:
         """Deliver the response's events in order, each turned into its ``strands.bidi`` events."""
         while (event := await self._queue.get()) is not None:
@@ -281,8 +308,10 @@ class Answer:
                 )
             )
         elif event["type"] == "interrupted":
+            # Nothing more is heard after a barge-in: the speech is over now, whenever the session closes.
             self._close_blocks(str(event["heard_text"]))
-        elif event["type"] == "audio_end" and self._audio_id is not None:
-            self._emit(BidiAudioStopEvent(self._audio_id))
+            self._end_audio()
+        elif event["type"] == "audio_end":
+            self._end_audio()
         elif event["type"] == "error":
             logger.warning("answer_id=<%s>, code=<%s> | speech error", self.parts.answer_id, event["code"])

@@ -79,7 +79,7 @@ class VoiceCascade(BidiModel):
         model: Any Strands ``Model`` (Bedrock, OpenAI-compatible, a stand-in, ...).
         tts_url: The Kokoro endpoint: ``ws://``/``wss://`` or ``sagemaker://`` (or give
             ``transport_factory``).
-        options: Voice, speed, language of the answers (always spoken as pcm16, ``bidi`` mode).
+        options: Voice, speed, language of the answers (always pcm16, ``bidi`` mode, with word timings).
         recognizer: The speech recognizer (default: offline faster-whisper, the ``listen`` extra).
         settings: VAD thresholds and end-of-turn silence.
         vad: The VAD (default: Silero).
@@ -103,7 +103,9 @@ class VoiceCascade(BidiModel):
     ) -> None:
         factory = _transport_factory(tts_url, transport_factory, connect_timeout)
         self.model = model
-        self.options = dataclasses.replace(options or VoiceOptions(), format="pcm16", mode="bidi")
+        # Word timings: a barge-in mid-sentence keeps the words of it that were heard.
+        voice = options or VoiceOptions()
+        self.options = dataclasses.replace(voice, format="pcm16", mode="bidi", timestamps=True)
         self.response_settings = ResponseSettings(factory, connect_timeout=connect_timeout)
         if recognizer is None:
             from strands_voice.listen.whisper import WhisperRecognizer
@@ -205,9 +207,12 @@ class VoiceCascade(BidiModel):
 
     def _spawn(self, coroutine: Any, name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(coroutine, name=name)
+        self._track(task)
+        return task
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        return task
 
     @property
     def answering(self) -> bool:
@@ -237,7 +242,7 @@ class VoiceCascade(BidiModel):
         response = Response(
             self.options, asyncio.get_running_loop(), self.response_settings, queue, answer_id
         )
-        self._answer = Answer(parts, response, queue, self.emit)
+        self._answer = Answer(parts, response, queue, self.emit, self._track)
         self._spawn(self._answer.run(), answer_id)
 
     def _tool_results(self, results: list[ToolResult]) -> None:
