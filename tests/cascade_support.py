@@ -129,11 +129,21 @@ class Recorder:
             if not future.done() and predicate(event):
                 future.set_result(now)
 
-    async def until(self, predicate: Callable[[BidiOutputEvent], bool], timeout: float) -> float:
-        """The time of the first event (from now on) ``predicate`` accepts."""
+    async def until(self, predicate: Callable[[BidiOutputEvent], bool], within_s: float) -> float:
+        """The time of the first event (from now on) ``predicate`` accepts (at most ``within_s`` away)."""
         future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
         self._waiters.append((predicate, future))
-        return await asyncio.wait_for(future, timeout)
+        return await asyncio.wait_for(future, within_s)
+
+    async def until_audio(self, content_id_prefix: str, seconds: float, within_s: float) -> float:
+        """The time when ``seconds`` of audio (24 kHz pcm16) of ``content_id_prefix`` had arrived."""
+        size = 2 * round(seconds * 24000)
+        return await self.until(
+            lambda event: (
+                isinstance(event, BidiAudioDeltaEvent) and len(self.audio(content_id_prefix)) >= size
+            ),
+            within_s,
+        )
 
     def audio(self, content_id_prefix: str = "", before: float = float("inf")) -> bytes:
         """The PCM16 (24 kHz) of the audio deltas received before ``before``."""

@@ -82,7 +82,7 @@ def test_a_spoken_question_is_answered_aloud(onnx_engine: Any, endpoint_server: 
         async with running(agent, mic, recorder):
             await asyncio.sleep(0.3)
             mic.say(speak_16k(onnx_engine, "What is the capital of France?"))
-            await recorder.until(lambda e: is_stop(e, "answer-1"), timeout=60)
+            await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=60)
 
     asyncio.run(scenario())
     assert words(model.calls[0][-1]["content"][0]["text"]) == "what is the capital of france"
@@ -107,12 +107,13 @@ def test_speaking_during_the_answer_barges_in(
         async with running(agent, mic, recorder):
             await asyncio.sleep(0.3)
             mic.say(speak_16k(onnx_engine, "Tell me about Paris."))
-            first = await recorder.until(lambda e: isinstance(e, BidiAudioDeltaEvent), timeout=60)
+            first = await recorder.until(lambda e: isinstance(e, BidiAudioDeltaEvent), within_s=60)
             # Barge in once 1.5 s of the answer has arrived AND played (however fast this machine is).
-            while len(recorder.audio("answer-1")) < 1.5 * 48000 or time.perf_counter() < first + 1.5:
-                await asyncio.sleep(0.05)
+            if len(recorder.audio("answer-1")) < 1.5 * 48000:
+                await recorder.until_audio("answer-1", 1.5, within_s=60)
+            await asyncio.sleep(max(0.0, first + 1.5 - time.perf_counter()))
             mic.say(stop_please)
-            await recorder.until(lambda e: is_stop(e, "answer-2"), timeout=60)
+            await recorder.until(lambda e: is_stop(e, "answer-2"), within_s=60)
 
     asyncio.run(scenario())
     barge = next(at for at, e in recorder.events if isinstance(e, BidiBargeInEvent))
@@ -158,7 +159,7 @@ def test_a_tool_call_is_heard_before_the_tool_ends(
         async with running(agent, mic, recorder):
             await asyncio.sleep(0.3)
             mic.say(speak_16k(onnx_engine, "What is the weather in Paris?"))
-            await recorder.until(lambda e: is_stop(e, "answer-1"), timeout=90)
+            await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=90)
 
     asyncio.run(scenario())
     assert ended, "the tool ran"
