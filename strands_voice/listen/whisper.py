@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,16 @@ class WhisperRecognizer:
         model = self.model()
         with self._run_lock:
             if wanted is not None and not wanted():
+                logger.debug("audio_s=<%.2f> | stale speculation skipped", audio.size / 16000)
                 return ""
-            return self._transcribe_locked(model, audio)
+            started = time.perf_counter()
+            text = self._transcribe_locked(model, audio)
+            logger.debug(
+                "audio_s=<%.2f>, took_s=<%.3f> | recognized",
+                audio.size / 16000,
+                time.perf_counter() - started,
+            )
+            return text
 
     def _transcribe_locked(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
         segments, _info = model.transcribe(
