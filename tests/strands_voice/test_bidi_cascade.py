@@ -73,7 +73,7 @@ def cascade(model: Any, endpoint_server: Any, recognizer: Any) -> Any:
     )
 
 
-def test_a_spoken_question_is_answered_aloud(onnx_engine: Any, endpoint_server: Any, recognizer: Any) -> None:
+def test_a_spoken_question_is_answered_aloud(recognizer: Any, onnx_engine: Any, endpoint_server: Any) -> None:
     model = TurnModel([Turn("Paris is the capital of France.")])
     agent = BidiAgent(model=cascade(model, endpoint_server, recognizer))
     mic, recorder = Mic(), Recorder()
@@ -95,7 +95,7 @@ def test_a_spoken_question_is_answered_aloud(onnx_engine: Any, endpoint_server: 
 
 
 def test_speaking_during_the_answer_barges_in(
-    onnx_engine: Any, endpoint_server: Any, recognizer: Any
+    recognizer: Any, onnx_engine: Any, endpoint_server: Any
 ) -> None:
     model = TurnModel([Turn(LONG_ANSWER), Turn("Okay, I will stop.")])
     voice = cascade(model, endpoint_server, recognizer)
@@ -136,7 +136,7 @@ def test_speaking_during_the_answer_barges_in(
 
 
 def test_a_tool_call_is_heard_before_the_tool_ends(
-    onnx_engine: Any, endpoint_server: Any, recognizer: Any
+    recognizer: Any, onnx_engine: Any, endpoint_server: Any
 ) -> None:
     ended: list[float] = []
 
