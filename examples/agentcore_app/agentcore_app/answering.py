@@ -52,14 +52,22 @@ class Answering:
         )
 
     def answer(
-        self, request: VoiceRequest, request_id: str | None, session_id: str | None, voice: VoiceCallbackHandler
+        self,
+        request: VoiceRequest,
+        request_id: str | None,
+        session_id: str | None,
+        voice: VoiceCallbackHandler,
     ) -> AsyncGenerator[Event, None]:
         """The answer's Leg 3 events, measured when the app has metrics; closing it stops the answer."""
         events = self._answer(request, request_id, session_id, voice)
         return events if self.metrics is None else measured(events, self.metrics)
 
     async def _answer(
-        self, request: VoiceRequest, request_id: str | None, session_id: str | None, voice: VoiceCallbackHandler
+        self,
+        request: VoiceRequest,
+        request_id: str | None,
+        session_id: str | None,
+        voice: VoiceCallbackHandler,
     ) -> AsyncGenerator[Event, None]:
         clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
         try:

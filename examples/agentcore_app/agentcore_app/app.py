@@ -18,10 +18,9 @@ posts ``{"action": "interrupt"}`` for its session (the Stop button; docs/PROTOCO
 ``handler.interrupt()`` (barge-in: the endpoint gets a Leg 1 ``cancel``, the agent is cancelled and
 remembers what was heard), then the answer stops: its tasks are cancelled, its TTS session closed.
 
-Only bedrock-agentcore's public API is used: the ``entrypoint`` and ``websocket`` decorators, the constructor's
-``middleware``,
-the ``RequestContext`` and ``BedrockAgentCoreContext``, and a ``Response`` returned by the entrypoint, which
-the runtime passes through unchanged.
+Only bedrock-agentcore's public API is used: the ``entrypoint`` and ``websocket`` decorators, the
+constructor's ``middleware``, the ``RequestContext`` and ``BedrockAgentCoreContext``, and a ``Response``
+returned by the entrypoint, which the runtime passes through unchanged.
 """
 
 from __future__ import annotations
@@ -44,6 +43,9 @@ from agentcore_app.conversations import Conversations
 from agentcore_app.models import create_model
 from strands_voice.options import TransportFactory
 
+from .answering import Answering
+from .call import ListenerFactory, add_call_route
+from .call_core import CallLimits
 from .config import (
     model_spec_from_env,
     normalize_tts_url,
@@ -51,9 +53,6 @@ from .config import (
     system_prompt_from_env,
     tts_url_from_env,
 )
-from .answering import Answering
-from .call import ListenerFactory, add_call_route
-from .call_core import CallLimits
 from .metrics import AnswerMetrics, metrics_from_env
 from .payload import MAX_PROMPT_CHARS, PayloadError, parse_payload
 from .streaming import JsonBodyGuard, StoppingStreamingResponse, error_event, sse_frames
@@ -134,6 +133,7 @@ def create_app(
 
 def _add_invocations(app: BedrockAgentCoreApp, answering: Answering, max_prompt_chars: int) -> None:
     """``POST /invocations``: one answer as SSE, or ``{"action": "interrupt"}`` (see the module docstring)."""
+
     # The entrypoint returns its own Response, which bedrock-agentcore passes through (public behaviour):
     # the answer streams on the server's own loop, where a caller's disconnect stops it at once. (An
     # async generator handed to the runtime is bridged through a worker loop and a thread blocked on the

@@ -234,7 +234,12 @@ class CallCore:
 
     def _text(self, frame: TextFrame) -> list[CallAction]:
         if len(frame.text) > self.limits.max_text_frame_chars:
-            return [self._error("invalid_request", f"text frames hold at most {self.limits.max_text_frame_chars} characters")]
+            return [
+                self._error(
+                    "invalid_request",
+                    f"text frames hold at most {self.limits.max_text_frame_chars} characters",
+                )
+            ]
         try:
             message = json.loads(frame.text)
         except (json.JSONDecodeError, RecursionError):
@@ -243,7 +248,7 @@ class CallCore:
         if kind == "start":
             return self._start(message)
         if self.phase is Phase.AWAITING_START:
-            return [self._error("invalid_request", "send {\"type\": \"start\"} first")]
+            return [self._error("invalid_request", 'send {"type": "start"} first')]
         if kind == "prompt":
             return self._prompt(message)
         if kind == "interrupt":
@@ -278,11 +283,13 @@ class CallCore:
         if self._told_to_start:
             return []  # one error is enough: a microphone sends many frames
         self._told_to_start = True
-        return [self._error("invalid_request", "audio before start: send {\"type\": \"start\"} first")]
+        return [self._error("invalid_request", 'audio before start: send {"type": "start"} first')]
 
     def _audio(self, frame: AudioFrame) -> list[CallAction]:
         if len(frame.data) > self.limits.max_audio_frame_bytes:
-            message = f"audio frames hold at most {self.limits.max_audio_frame_bytes} bytes; this one was dropped"
+            message = (
+                f"audio frames hold at most {self.limits.max_audio_frame_bytes} bytes; this one was dropped"
+            )
             return [self._error("invalid_request", message)]
         data = self._carry + frame.data
         whole = len(data) - len(data) % _BYTES_PER_SAMPLE

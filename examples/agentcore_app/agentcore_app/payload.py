@@ -125,10 +125,10 @@ def parse_prompt(prompt: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> st
     """A prompt, stripped; raises :class:`PayloadError` when it is empty, not text, or too long."""
     if not isinstance(prompt, str) or not prompt.strip():
         raise PayloadError("'prompt' must be a non-empty string")
-    prompt = prompt.strip()
-    if len(prompt) > max_prompt_chars:
-        raise PayloadError(f"'prompt' is too long: {len(prompt)} characters, at most {max_prompt_chars}")
-    return prompt
+    text: str = prompt.strip()
+    if len(text) > max_prompt_chars:
+        raise PayloadError(f"'prompt' is too long: {len(text)} characters, at most {max_prompt_chars}")
+    return text
 
 
 def parse_call_start(payload: Any) -> CallStart:
