@@ -154,9 +154,9 @@ class Caller:
             if realtime:
                 await asyncio.sleep(max(0.0, start + (index + 1) * frame_s - time.perf_counter()))
 
-    async def wait_for(self, kind: str, count: int = 1, timeout: float = 30.0) -> dict[str, Any]:
+    async def wait_for(self, kind: str, count: int = 1, within_s: float = 30.0) -> dict[str, Any]:
         """The ``count``-th event of type ``kind`` (waits for it)."""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + within_s
         while True:
             found = [e for e in self.events if e["type"] == kind]
             if len(found) >= count:

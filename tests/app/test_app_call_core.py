@@ -1,4 +1,4 @@
-"""The spoken call's rules (agentcore_app.call_core), sans-I/O: inputs in, actions out, no socket, no clock."""
+"""The spoken call's rules (agentcore_app.call_core) sans-I/O: inputs in, actions out, no socket or clock."""
 
 from __future__ import annotations
 
