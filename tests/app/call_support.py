@@ -162,7 +162,8 @@ class Caller:
             if len(found) >= count:
                 return found[count - 1]
             if self.closed.is_set() or time.monotonic() > deadline:
-                raise AssertionError(f"no {kind} #{count}; got {self.order}")
+                seen = [e for e in self.events if e["type"] not in ("text_delta", "sentence_complete")]
+                raise AssertionError(f"no {kind} #{count}; got {self.order}; events {seen}")
             await asyncio.sleep(0.01)
 
     def of(self, kind: str) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any, Final
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
@@ -78,6 +79,15 @@ def add_call_route(
         await Call(websocket, session_id, answering, factory, limits or CallLimits()).run()
 
 
+@dataclass
+class LiveAnswer:
+    """An answer of the call: its turn, its voice handler and its task."""
+
+    turn: SpokenTurn
+    voice: VoiceCallbackHandler
+    task: asyncio.Task[None] | None = None
+
+
 class Call:
     """One spoken call (see the module docstring).
 
@@ -104,7 +114,8 @@ class Call:
         self.core = CallCore(limits, CallEventBuilder())
         self.outbox: asyncio.Queue[str | bytes | None] = asyncio.Queue(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
-        self.voice: VoiceCallbackHandler | None = None  # the answer speaking now
+        self.live: LiveAnswer | None = None  # the latest answer: speaking, or about to
+        self._unanswered: SpokenTurn | None = None  # a turn stopped before its answer began
         self.clock = TurnClock()
         self.close_code = 1000
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -153,6 +164,8 @@ class Call:
 
     async def perform(self, actions: list[CallAction]) -> None:
         """Do what the core asked, in order."""
+        if not any(isinstance(action, Answer) for action in actions):
+            self._unanswered = None  # only the turn that follows at once takes a stopped turn's words
         for action in actions:
             if isinstance(action, Send):
                 await self.send(action.event)
@@ -163,9 +176,8 @@ class Call:
                 await self._listen(action)
             elif isinstance(action, Answer):
                 self._answer(action)
-            elif isinstance(action, Interrupt) and self.voice is not None:
-                logger.debug("session_id=<%s> | barge-in", self.session_id)
-                self.voice.interrupt()
+            elif isinstance(action, Interrupt):
+                self._interrupt()
             elif isinstance(action, Close):
                 self.close_code = action.code
 
@@ -193,20 +205,39 @@ class Call:
             if heard_event is not None:
                 await self.perform(self.core.handle(heard_event))
 
+    def _interrupt(self) -> None:
+        """Barge in on the latest answer: stop its speech (the heard part is remembered) or, when it has
+        not begun (its agent not yet running), drop it; its words then open the next turn."""
+        live = self.live
+        if live is None or live.task is None or live.task.done():
+            return
+        logger.debug("session_id=<%s>, speaking=<%s> | barge-in", self.session_id, live.voice.speaking)
+        if live.voice.speaking:
+            live.voice.interrupt()
+        else:
+            live.task.cancel()
+            self._unanswered = live.turn if live.turn.spoken else None
+
     def _answer(self, action: Answer) -> None:
         assert self.core.start is not None  # an answer needs start (the core's table says so)
-        turn = SpokenTurn(action.prompt, action.spoken, self.clock.take_turn() if action.spoken else None)
-        self._spawn(self._answer_turn(turn), "call-answer")
+        prompt = action.prompt
+        if self._unanswered is not None and action.spoken:
+            # The caller paused mid-question and went on before the answer began: one question.
+            prompt = f"{self._unanswered.prompt} {prompt}"
+        self._unanswered = None
+        timing = self.clock.take_turn() if action.spoken else None
+        live = LiveAnswer(SpokenTurn(prompt, action.spoken, timing), self.answering.voice())
+        live.task = self._spawn(self._answer_turn(live), "call-answer")
+        self.live = live
 
-    async def _answer_turn(self, turn: SpokenTurn) -> None:
+    async def _answer_turn(self, live: LiveAnswer) -> None:
         assert self.core.start is not None
-        voice = self.answering.voice()
-        self.voice = voice
         try:
-            await answer_turn(self, turn, voice, self.core.start.options)
+            await answer_turn(self, live.turn, live.voice, self.core.start.options)
         finally:
-            if self.voice is voice:
-                self.voice = None
+            live.voice.close()
+            if self.live is live:
+                self.live = None
             await self.perform(self.core.handle(AnswerEnded()))
 
     async def _write(self) -> None:
@@ -219,8 +250,7 @@ class Call:
 
     async def _end(self, writer: asyncio.Task[None]) -> None:
         """Interrupt the answer speaking (the heard part is remembered), stop every task, close."""
-        if self.voice is not None:
-            self.voice.interrupt()
+        self._interrupt()
         await cancel_and_wait(set(self._tasks), STOP_TIMEOUT_S, log_failures=True)
         if self.listener is not None:
             await self.listener.aclose()
