@@ -66,14 +66,15 @@ class CallLimits:
     """What a call accepts.
 
     Attributes:
-        max_audio_frame_bytes: The largest binary frame (2 s of 16 kHz PCM16 by default).
+        max_audio_frame_bytes: The largest binary frame: 1 s of 16 kHz PCM16 by default (AgentCore Runtime
+            carries WebSocket frames up to 32 KB).
         max_text_frame_chars: The largest text frame.
         max_prompt_chars: The longest typed prompt.
         idle_s: Seconds of audio without speech and without an answer before the call ends (also the
             longest wait for any frame at all, which the adapter measures).
     """
 
-    max_audio_frame_bytes: int = 2 * CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
+    max_audio_frame_bytes: int = CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
     max_text_frame_chars: int = MAX_PROMPT_CHARS + 4096
     max_prompt_chars: int = MAX_PROMPT_CHARS
     idle_s: float = 120.0
