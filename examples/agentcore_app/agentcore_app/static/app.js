@@ -616,7 +616,7 @@ class Run {
   /** The app's own account of what was heard (a call's `interrupted` after a local stop): it is what
    * the agent remembers, so the turn shows it. */
   heardFromApp(event) {
-    if (this.turn.state === "stopped" || this.turn.state === "speaking") {
+    if (["stopped", "interrupted", "speaking"].includes(this.turn.state)) {
       this.turn.state = "speaking";
       settleTurn(this.turn, this.turn.stoppedHere ? "stopped" : "interrupted", event.heard_text || "");
     }
@@ -884,13 +884,13 @@ class Run {
    * Stop button / barge-in: tell the app to interrupt the answer (``interrupt``: false when a new
    * question follows, which barges in by itself), abort the request and silence playback.
    */
-  stop({ interrupt = true } = {}) {
+  stop({ interrupt = true, bargeIn = false } = {}) {
     if (this.controller.signal.aborted) return;
     if (interrupt && this.call) this.call.send({ type: "interrupt" });
     else if (interrupt) sendInterrupt(this.sessionId, this.requestId);
-    this.turn.stoppedHere = true;
+    this.turn.stoppedHere = !bargeIn;
     // The heard part, measured here before playback stops (the text that arrived ran ahead of it).
-    settleTurn(this.turn, "stopped", this.heardText());
+    settleTurn(this.turn, bargeIn ? "interrupted" : "stopped", this.heardText());
     this.controller.abort();
     player.stop();
     this.highlighter.clear();
@@ -1169,7 +1169,8 @@ function onCallEvent(event) {
     case "speech_start":
       stats.speechStarts += 1;
       showHearing("…", false);
-      if (run && !run.finished) run.stop({ interrupt: false }); // barge-in: the app interrupts it too
+      // Barge-in by speaking: silenced here at once; the app interrupts it too and says what was heard.
+      if (run && !run.finished) run.stop({ interrupt: false, bargeIn: true });
       break;
     case "transcript":
       showHearing(event.text || "", Boolean(event.final));
