@@ -34,7 +34,7 @@ class ListenSettings:
     min_speech_s: float = 0.2
     end_silence_s: float = 0.4
     max_turn_s: float = 30.0
-    pre_roll_s: float = 0.3
+    pre_roll_s: float = 0.5
     speculative: bool = True
 
     def __post_init__(self) -> None:

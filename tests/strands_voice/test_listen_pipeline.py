@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from optional_groups import require
 from spoken_support import feed_realtime, silence, speak_16k
-from strands_voice.listen import ListenEvent, ListenSettings, Listener, SpeechStarted, Transcript, TurnEnded
+
+from strands_voice.listen import Listener, ListenEvent, ListenSettings, SpeechStarted, Transcript, TurnEnded
 
 QUESTION = "What is the weather like in Paris today?"
 
@@ -65,8 +66,9 @@ def test_a_cough_is_not_a_turn_and_two_questions_are_two(onnx_engine: Any, recog
 
 
 def test_without_the_listen_group_the_error_says_what_to_install() -> None:
-    from strands_voice.listen._deps import import_extra
     from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._deps import import_extra
 
     with pytest.raises(MissingDependencyError, match=r"strands-voice\[listen\].*uv sync --group listen"):
         import_extra("strands_voice_no_such_module")

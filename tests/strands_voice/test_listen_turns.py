@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from strands_voice_protocol.errors import ConfigurationError
+
 from strands_voice.listen.settings import ListenSettings
 from strands_voice.listen.turns import (
     Paused,
@@ -13,7 +15,6 @@ from strands_voice.listen.turns import (
     TurnEvent,
     TurnTooLong,
 )
-from strands_voice_protocol.errors import ConfigurationError
 
 FRAME = 512  # 32 ms at 16 kHz
 SETTINGS = ListenSettings(min_speech_s=0.2, end_silence_s=0.4, max_turn_s=3.0)

@@ -29,6 +29,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "speak one answer in bidi and batch mode and compare time to first audio",
     ),
     "bench": ("strands_voice_tools.bench", "measure time to first audio and friends, side by side"),
+    "talk": (
+        "strands_voice_tools.talk",
+        "a spoken conversation with an agent (microphone and speakers, or --input/--output WAV files)",
+    ),
 }
 
 

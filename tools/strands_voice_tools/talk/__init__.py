@@ -1,0 +1,97 @@
+"""``strands-voice talk``: a spoken conversation with a Strands agent through ``VoiceCascade``.
+
+On a laptop it uses ``BidiAgent``'s own ``AudioIO`` (microphone and speakers, PyAudio). Offline by
+default: the scripted model (or ``--model SPEC`` as in ``demo``), faster-whisper, the ONNX Kokoro
+endpoint on loopback. ``--input question.wav --output answer.wav`` is the same conversation for a machine
+without audio devices: the WAV is played to the agent at real-time speed as the caller, and the agent's
+spoken answers are written to the output WAV (24 kHz).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``talk`` options to ``parser``."""
+    parser.add_argument(
+        "--model", metavar="SPEC", default=None, help="the LLM, as in `demo` (default: scripted)"
+    )
+    parser.add_argument("--voice", default="jm_kumo", help="the Kokoro voice (default jm_kumo)")
+    parser.add_argument("--tts-url", default=None, help="an endpoint to use instead of starting one")
+    parser.add_argument("--input", type=Path, help="a WAV to say to the agent (instead of the microphone)")
+    parser.add_argument("--output", type=Path, help="write the agent's spoken answers to this WAV (24 kHz)")
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Hold the conversation; returns 0.
+
+    Raises:
+        StrandsVoiceError: bad arguments, or a part failed to start (the CLI prints it and exits 1).
+    """
+    from agentcore_app.models import create_model
+
+    if (args.input is None) != (args.output is None):
+        raise StrandsVoiceError("give both --input and --output (or neither, for microphone and speakers)")
+    model = create_model(args.model or "scripted")
+    if args.input is not None:
+        from strands_voice_tools.talk.streams import read_wav_16k
+
+        question = read_wav_16k(Path(args.input).read_bytes())
+        asyncio.run(_talk_files(model, question, args))
+        return 0
+    asyncio.run(_talk_live(model, args))
+    return 0
+
+
+async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> None:
+    from strands_voice_protocol.audio.wav import write_wav
+
+    from strands_voice_tools.talk.stack import talk_stack
+    from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
+
+    with talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack:
+        await stack.cascade.recognizer.warm_up()
+        mic, recorder = PacedInput(), AnswerRecorder(show=_say)
+        task = asyncio.create_task(stack.agent.run(inputs=[mic], outputs=[recorder]))
+        try:
+            mic.say(question)
+            await recorder.answer_ended(within_s=len(question) / 32000 + 120)
+        finally:
+            task.cancel()
+            await asyncio.wait([task], timeout=15)
+    write_wav(args.output, recorder.audio())
+    print(f"wrote {args.output}", file=sys.stderr, flush=True)
+
+
+async def _talk_live(model: Any, args: argparse.Namespace) -> None:
+    try:
+        from strands.bidi.io import AudioIO
+    except ImportError as error:  # pragma: no cover - depends on PyAudio
+        raise MissingDependencyError(
+            "microphone and speakers need PyAudio: pip install pyaudio (or use --input/--output)"
+        ) from error
+
+    from strands_voice_tools.talk.stack import talk_stack
+    from strands_voice_tools.talk.streams import AnswerRecorder
+
+    with talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack:
+        await stack.cascade.recognizer.warm_up()
+        audio = AudioIO()
+        print("listening: speak (Ctrl-C ends)", file=sys.stderr, flush=True)
+        try:
+            await stack.agent.run(inputs=[audio.input()], outputs=[audio.output(), AnswerRecorder(show=_say)])
+        except KeyboardInterrupt:  # pragma: no cover - interactive
+            pass

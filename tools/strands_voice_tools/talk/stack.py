@@ -1,0 +1,65 @@
+"""What ``talk`` and ``bench --talk`` run on: the real endpoint on loopback and a ``VoiceCascade`` agent."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from strands.bidi import BidiAgent
+from strands.models.model import Model
+
+from strands_voice import VoiceOptions
+from strands_voice.bidi import VoiceCascade
+from strands_voice.listen import ListenSettings, Recognizer
+
+__all__ = ["TalkStack", "talk_stack"]
+
+DEFAULT_VOICE = "jm_kumo"  # the offline packs' English-speaking voice
+SYSTEM_PROMPT = "You are a helpful voice assistant. Answer in a few short spoken sentences."
+
+
+@dataclass
+class TalkStack:
+    """The running pieces.
+
+    Attributes:
+        engine: The Kokoro engine the endpoint serves (also speaks the bench's questions).
+        tts_url: The endpoint's Leg 1 URL.
+        cascade: The agent's model.
+        agent: The ``BidiAgent``.
+    """
+
+    engine: Any
+    tts_url: str
+    cascade: VoiceCascade
+    agent: BidiAgent
+
+
+@contextlib.contextmanager
+def talk_stack(
+    model: Model,
+    *,
+    voice: str = DEFAULT_VOICE,
+    tts_url: str | None = None,
+    settings: ListenSettings | None = None,
+    recognizer: Recognizer | None = None,
+    tools: list[Any] | None = None,
+) -> Iterator[TalkStack]:
+    """Load the ONNX engine, serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
+    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.runner import running_server
+
+    from strands_voice_tools.demo import load_tts_engine
+
+    engine = load_tts_engine()
+    with contextlib.ExitStack() as stack:
+        if tts_url is None:
+            server = stack.enter_context(running_server(create_app(engine=engine)))
+            tts_url = server.ws_url
+        cascade = VoiceCascade(
+            model, tts_url, options=VoiceOptions(voice=voice), settings=settings, recognizer=recognizer
+        )
+        agent = BidiAgent(model=cascade, tools=tools or [], system_prompt=SYSTEM_PROMPT)
+        yield TalkStack(engine, tts_url, cascade, agent)
