@@ -214,9 +214,20 @@ class Call:
         logger.debug("session_id=<%s>, speaking=<%s> | barge-in", self.session_id, live.voice.speaking)
         if live.voice.speaking:
             live.voice.interrupt()
+            self._drop_queued_audio()
         else:
             live.task.cancel()
             self._unanswered = live.turn if live.turn.spoken else None
+
+    def _drop_queued_audio(self) -> None:
+        """Barge-in: the answer's audio not yet sent will never be heard; its events still go, in order."""
+        kept = []
+        while not self.outbox.empty():
+            item = self.outbox.get_nowait()
+            if not isinstance(item, bytes):
+                kept.append(item)
+        for item in kept:
+            self.outbox.put_nowait(item)
 
     def _answer(self, action: Answer) -> None:
         assert self.core.start is not None  # an answer needs start (the core's table says so)
