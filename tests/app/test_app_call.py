@@ -38,7 +38,7 @@ def serve() -> Iterator[Callable[..., tuple[str, Any]]]:
     stack: list[Any] = []
 
     def start(
-        model: Any, texts: list[str], listen: dict[str, Any] | None = None, **limits: Any
+        model: Any, texts: list[str], listen: dict[str, Any] | None = None, metrics: Any = None, **limits: Any
     ) -> tuple[str, Any]:
         app = create_app(
             tts_url="ws://127.0.0.1:9",
@@ -47,6 +47,7 @@ def serve() -> Iterator[Callable[..., tuple[str, Any]]]:
             transport_factory=InstantTTS,
             listener_factory=scripted_listeners(texts, **(listen or {})),
             call_limits=CallLimits(**limits),
+            metrics=metrics,
         )
         logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
         server = running_server(app)
@@ -183,6 +184,41 @@ def test_the_interrupt_frame_stops_the_answer(serve: Any) -> None:
     model.gate.set()
     assert len(caller.of("interrupted")) == 1
     assert model.TAIL not in answer_text(caller.events, caller.of("agent_start")[0]["request_id"])
+
+
+def test_each_turn_writes_its_emf_line(serve: Any) -> None:
+    from agentcore_app.metrics import metrics_from_env
+    from emf_support import EmfLines
+
+    lines = EmfLines()
+    model = HoldingEcho()
+    url, _app = serve(
+        model, ["spoken words"], metrics=metrics_from_env({"AGENT_METRICS": "emf"}, lines.write)
+    )
+
+    async def call() -> None:
+        caller = await Caller.open(url)
+        await caller.send(START)
+        await caller.wait_for("listening")
+        await caller.send({"type": "prompt", "prompt": "typed words"})
+        await caller.wait_for("agent_end")
+        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+        await caller.wait_for("agent_end", 2)
+        await caller.send({"type": "prompt", "prompt": HOLD})
+        await caller.wait_for("audio_start", 3)
+        await caller.send({"type": "interrupt"})
+        await caller.wait_for("agent_end", 3)
+        await caller.close()
+
+    asyncio.run(call())
+    model.gate.set()
+    typed = lines.wait_for("Turns", Input="typed")
+    spoken = lines.wait_for("Turns", Input="spoken")
+    assert [line["BargeIns"] for line in typed] == [0, 1]
+    assert len(spoken) == 1 and spoken[0]["BargeIns"] == 0
+    assert "VoiceToVoice" in spoken[0] and "RecognitionTime" in spoken[0]
+    assert all("VoiceToVoice" not in line for line in typed)
+    assert len(lines.having("Answers")) == 3  # and each answer's own line, as on POST /invocations
 
 
 def test_bad_frames_are_coded_and_the_call_goes_on(serve: Any) -> None:
