@@ -312,3 +312,28 @@ def test_a_bad_session_id_is_refused_with_a_policy_close(serve: Any) -> None:
     caller = asyncio.run(call())
     assert [e["code"] for e in caller.of("error")] == ["invalid_request"]
     assert caller.socket.close_code == 1008
+
+
+def test_a_spoken_turn_is_one_trace_with_its_recognition_time(serve: Any) -> None:
+    from otel_support import recording_spans
+
+    url, _app = serve(HoldingEcho(), ["a traced question"])
+
+    async def call() -> None:
+        caller = await Caller.open(url)
+        await caller.send(START)
+        await caller.wait_for("listening")
+        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+        await caller.wait_for("agent_end")
+        await caller.close()
+
+    with recording_spans() as exporter:
+        asyncio.run(call())
+        spans = exporter.get_finished_spans()
+        (turn,) = [span for span in spans if span.name == "agentcore_app.turn"]
+        answers = [span for span in spans if span.name == "strands_voice.answer"]
+    assert turn.attributes is not None and turn.attributes["agentcore_app.spoken"] is True
+    assert float(turn.attributes["agentcore_app.recognition_ms"]) >= 0  # type: ignore[arg-type]
+    assert float(turn.attributes["agentcore_app.voice_to_voice_ms"]) > 0  # type: ignore[arg-type]
+    # The answer's span (under the agent's) is in the turn's trace.
+    assert [span.context.trace_id for span in answers] == [turn.context.trace_id]
