@@ -101,7 +101,7 @@ class Listener:
             self._onset = []
         elif self._stream is None:
             return
-        elif isinstance(event, turns.Paused) and self.settings.speculative:
+        elif isinstance(event, turns.Quiet) and self.settings.speculative:
             await self._stream.pause()
         elif isinstance(event, turns.Resumed) and self.settings.speculative:
             await self._stream.resume()

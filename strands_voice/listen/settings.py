@@ -23,8 +23,10 @@ class ListenSettings:
         end_silence_s: Silence after speech that ends the caller's turn.
         max_turn_s: A turn ends (``TurnTooLong``) after this much audio, even if the caller goes on.
         pre_roll_s: Audio kept from before the first speech frame and given to the recognizer (onsets).
-        speculative: Start the final recognition at the first silent frame of a pause (discarded if
-            speech resumes), so the text is ready soon after ``end_silence_s``.
+        speculative: Start the final recognition during a pause (discarded if speech resumes), so the
+            text is ready soon after ``end_silence_s``.
+        speculate_after_s: The silence after which the speculative recognition starts (shorter pauses,
+            between words, would only queue recognitions that are thrown away).
     """
 
     sample_rate: int = 16000
@@ -36,6 +38,7 @@ class ListenSettings:
     max_turn_s: float = 30.0
     pre_roll_s: float = 0.5
     speculative: bool = True
+    speculate_after_s: float = 0.15
 
     def __post_init__(self) -> None:
         if self.sample_rate != 16000:

@@ -7,7 +7,8 @@ handler that decides the next state and the events.
 - ``idle`` + speech: ``onset`` (speech not yet long enough to count).
 - ``onset``: ``min_speech_s`` of speech starts a turn (:class:`SpeechStarted`, at the first speech
   frame); a silent frame before that drops it (a cough).
-- ``speaking`` + silence: ``paused`` (:class:`Paused`; the recognizer may start speculatively).
+- ``speaking`` + silence: ``paused`` (:class:`Paused`); once the silence has lasted
+  ``speculate_after_s``, :class:`Quiet` (the recognizer may start its final recognition speculatively).
 - ``paused`` + speech: ``speaking`` again (:class:`Resumed`); ``end_silence_s`` of silence ends the turn
   (:class:`TurnEnded`).
 - in a turn, ``max_turn_s`` of audio ends it (:class:`TurnTooLong`, then :class:`TurnEnded`).
@@ -21,7 +22,16 @@ from typing import Final, Literal
 
 from strands_voice.listen.settings import ListenSettings
 
-__all__ = ["Paused", "Resumed", "SpeechStarted", "TurnDetector", "TurnEnded", "TurnEvent", "TurnTooLong"]
+__all__ = [
+    "Paused",
+    "Quiet",
+    "Resumed",
+    "SpeechStarted",
+    "TurnDetector",
+    "TurnEnded",
+    "TurnEvent",
+    "TurnTooLong",
+]
 
 State = Literal["idle", "onset", "speaking", "paused"]
 Kind = Literal["speech", "silence", "unsure"]
@@ -37,6 +47,13 @@ class SpeechStarted:
 @dataclass(frozen=True)
 class Paused:
     """The caller went silent at sample ``at`` (the turn may still go on)."""
+
+    at: int
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """The pause has lasted ``speculate_after_s`` at sample ``at``: the turn will likely end (speculate)."""
 
     at: int
 
@@ -63,7 +80,7 @@ class TurnTooLong:
     at: int
 
 
-TurnEvent = SpeechStarted | Paused | Resumed | TurnEnded | TurnTooLong
+TurnEvent = SpeechStarted | Paused | Quiet | Resumed | TurnEnded | TurnTooLong
 
 
 class TurnDetector:
@@ -79,6 +96,8 @@ class TurnDetector:
         self._silence_below = settings.vad_threshold - settings.vad_hysteresis
         self._min_speech = settings.samples(settings.min_speech_s)
         self._end_silence = settings.samples(settings.end_silence_s)
+        self._quiet_after = settings.samples(settings.speculate_after_s)
+        self._quiet_sent = False
         self._max_turn = settings.samples(settings.max_turn_s)
         self.state: State = "idle"
         self.position = 0  # samples seen so far (the end of the current frame after feed)
@@ -128,7 +147,14 @@ class TurnDetector:
 
     def _pause(self, frame_start: int) -> list[TurnEvent]:
         self.state = "paused"
-        return [Paused(frame_start)]
+        self._quiet_sent = False
+        return [Paused(frame_start), *self._quiet()]
+
+    def _quiet(self) -> list[TurnEvent]:
+        if not self._quiet_sent and self.position - self._last_speech_end >= self._quiet_after:
+            self._quiet_sent = True
+            return [Quiet(self.position)]
+        return []
 
     def _resume(self, frame_start: int) -> list[TurnEvent]:
         self.state = "speaking"
@@ -138,8 +164,8 @@ class TurnDetector:
     def _silence_grows(self, frame_start: int) -> list[TurnEvent]:
         if self.position - self._last_speech_end >= self._end_silence:
             self.state = "idle"
-            return [TurnEnded(self._start, self._last_speech_end)]
-        return []
+            return [*self._quiet(), TurnEnded(self._start, self._last_speech_end)]
+        return self._quiet()
 
 
 _Transition = Callable[[TurnDetector, int], list[TurnEvent]]

@@ -16,6 +16,8 @@ import os
 import shutil
 import tempfile
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,14 +98,28 @@ class WhisperRecognizer:
                 logger.debug("path=<%s> | whisper model loaded", path)
             return self._model
 
-    def transcribe(self, pcm16: bytes) -> str:
-        """Text of a whole utterance (blocking: call in a thread)."""
+    def transcribe(self, pcm16: bytes, wanted: Callable[[], bool] | None = None) -> str:
+        """Text of a whole utterance (blocking: call in a thread).
+
+        ``wanted``, checked once this recognition's turn to run has come, skips it when it returns False
+        (a speculation made stale while it waited behind another).
+        """
         audio = np.frombuffer(pcm16, dtype=np.int16).astype(np.float32) / 32768.0
         if audio.size == 0:
             return ""
         model = self.model()
         with self._run_lock:
-            return self._transcribe_locked(model, audio)
+            if wanted is not None and not wanted():
+                logger.debug("audio_s=<%.2f> | stale speculation skipped", audio.size / 16000)
+                return ""
+            started = time.perf_counter()
+            text = self._transcribe_locked(model, audio)
+            logger.debug(
+                "audio_s=<%.2f>, took_s=<%.3f> | recognized",
+                audio.size / 16000,
+                time.perf_counter() - started,
+            )
+            return text
 
     def _transcribe_locked(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
         segments, _info = model.transcribe(
@@ -133,6 +149,7 @@ class _WhisperStream:
         self._recognizer = recognizer
         self._audio = bytearray()
         self._speculation: asyncio.Task[str] | None = None
+        self._speculation_stale: threading.Event | None = None
         self._speculated_len = 0
         self._tasks: set[asyncio.Task[str]] = set()
 
@@ -141,14 +158,21 @@ class _WhisperStream:
         return []
 
     async def pause(self) -> None:
+        self._drop_speculation()
         self._speculated_len = len(self._audio)
-        self._speculation = asyncio.create_task(self._recognize(bytes(self._audio)))
+        stale = self._speculation_stale = threading.Event()
+        self._speculation = asyncio.create_task(self._recognize(bytes(self._audio), stale))
         self._tasks.add(self._speculation)
         self._speculation.add_done_callback(self._tasks.discard)
 
     async def resume(self) -> None:
-        # The running recognition cannot be stopped mid-call; its result is simply not used.
-        self._speculation = None
+        # A running recognition cannot be stopped mid-call: its result is not used; a waiting one is skipped.
+        self._drop_speculation()
+
+    def _drop_speculation(self) -> None:
+        if self._speculation_stale is not None:
+            self._speculation_stale.set()
+        self._speculation, self._speculation_stale = None, None
 
     async def finish(self) -> str:
         speculation = self._speculation
@@ -158,8 +182,9 @@ class _WhisperStream:
         return await self._recognize(bytes(self._audio))
 
     async def aclose(self) -> None:
-        self._speculation = None
+        self._drop_speculation()
         await cancel_and_wait(self._tasks, 5.0)
 
-    async def _recognize(self, pcm16: bytes) -> str:
-        return await asyncio.to_thread(self._recognizer.transcribe, pcm16)
+    async def _recognize(self, pcm16: bytes, stale: threading.Event | None = None) -> str:
+        wanted = None if stale is None else (lambda: not stale.is_set())
+        return await asyncio.to_thread(self._recognizer.transcribe, pcm16, wanted)

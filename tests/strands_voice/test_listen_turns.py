@@ -8,6 +8,7 @@ from strands_voice_protocol.errors import ConfigurationError
 from strands_voice.listen.settings import ListenSettings
 from strands_voice.listen.turns import (
     Paused,
+    Quiet,
     Resumed,
     SpeechStarted,
     TurnDetector,
@@ -46,8 +47,10 @@ def test_the_turn_ends_after_end_silence_and_a_short_pause_resumes() -> None:
     assert events == [
         SpeechStarted(at=0),
         Paused(at=10 * FRAME),
+        Quiet(at=15 * FRAME),  # 0.15 s = 2400 samples: after the 5th silent frame
         Resumed(at=15 * FRAME),
         Paused(at=25 * FRAME),
+        Quiet(at=30 * FRAME),
         TurnEnded(start=0, end=25 * FRAME),
     ]
     # 0.4 s = 6400 samples = 12.5 frames of silence: the 13th silent frame (index 37) ends it.
@@ -76,3 +79,9 @@ def test_a_caller_who_never_stops_is_cut_at_max_turn() -> None:
 def test_settings_reject_what_cannot_work(changes: dict[str, float]) -> None:
     with pytest.raises(ConfigurationError):
         ListenSettings(**changes)  # type: ignore[arg-type]
+
+
+def test_a_gap_between_words_is_a_pause_but_not_quiet() -> None:
+    detector = TurnDetector(SETTINGS)
+    events = [event for _, event in run(detector, [0.9] * 10 + [0.0] * 4 + [0.9] * 5)]
+    assert events == [SpeechStarted(at=0), Paused(at=10 * FRAME), Resumed(at=14 * FRAME)]

@@ -15,6 +15,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--schedule`` measures only the endpoint's scheduling, first-in-first-out against deadline side by side
 (:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
 
+``--talk`` measures only ``VoiceCascade`` (:mod:`strands_voice_tools.bench.talk`): voice-to-voice latency,
+split, and the barge-in reaction, with spoken questions at real-time speed.
+
 ``--heard`` measures only section 6, in four configurations on one endpoint, alternated trial by trial
 (Kokoro's raw segments, the silence policy, windowed decoding with issue 15's plan, with the engine's own
 plan): before/after for each step in one run.
@@ -65,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only time to first heard sound, before/after each step (raw, silence policy, two window plans)",
     )
     parser.add_argument(
+        "--talk",
+        action="store_true",
+        help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
+    )
+    parser.add_argument(
         "--schedule",
         action="store_true",
         help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
@@ -102,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "schedule", False):
         return _run_schedule(args, plot_path)
+    if getattr(args, "talk", False):
+        return _run_talk(args, plot_path)
 
     from strands_voice_tools.bench.stack import start_bench_stack
 
@@ -144,6 +154,26 @@ def _write_json(results: dict[str, Any], path: Path | None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=2, allow_nan=False) + "\n", encoding="utf-8")
         _progress(f"wrote {path}")
+
+
+def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
+    """``--talk``: VoiceCascade's voice-to-voice latency and barge-in reaction (the ``listen`` group)."""
+    from strands_voice_tools.bench.talk import TalkBenchModel, bench_talk, format_talk, write_talk_plot
+    from strands_voice_tools.talk.stack import talk_stack
+
+    trials = getattr(args, "trials", None) or (2 if getattr(args, "quick", False) else 5)
+    _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
+    with talk_stack(TalkBenchModel()) as stack:
+        results = asyncio.run(bench_talk(stack, trials, _progress))
+    print(format_talk(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    if plot_path is not None:
+        from strands_voice_tools.bench.plot import _import_pyplot
+
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_talk_plot(results, plot_path, _import_pyplot())
+        _progress(f"wrote {plot_path}")
+    return 0
 
 
 def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:

@@ -52,6 +52,11 @@ class PacedInput:
         self.idle = asyncio.Event()
         self.idle.set()
 
+    @property
+    def current_start(self) -> float | None:
+        """When the utterance playing now started (None: silence)."""
+        return self._current_started
+
     def say(self, pcm16: bytes) -> None:
         """Queue an utterance (16 kHz PCM16); it starts after the ones queued before it."""
         if pcm16:
