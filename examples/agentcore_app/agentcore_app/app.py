@@ -3,7 +3,9 @@
 ``POST /invocations`` takes ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?}`` and streams PROTOCOL.md
 Leg 3 events, each framed as ``data: {json}\\n\\n`` (:mod:`agentcore_app.streaming`). A bad payload is
 answered with 400 and one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check,
-``GET /`` the browser page (``static/index.html``) and ``/static/...`` its files.
+``GET /`` the browser page (``static/index.html``) and ``/static/...`` its files. ``WS /ws`` is a spoken
+call (Leg 3 over WebSocket, :mod:`agentcore_app.call`): the caller's microphone in, the answers' audio out
+as binary frames, through the same answers (:mod:`agentcore_app.answering`) and conversations.
 
 An invocation with an AgentCore session id (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``) continues that
 session's conversation (:mod:`agentcore_app.conversations`, stored as :mod:`agentcore_app.conversation_store`
@@ -16,16 +18,14 @@ posts ``{"action": "interrupt"}`` for its session (the Stop button; docs/PROTOCO
 ``handler.interrupt()`` (barge-in: the endpoint gets a Leg 1 ``cancel``, the agent is cancelled and
 remembers what was heard), then the answer stops: its tasks are cancelled, its TTS session closed.
 
-Only bedrock-agentcore's public API is used: the ``entrypoint`` decorator, the constructor's ``middleware``,
-the ``RequestContext`` and ``BedrockAgentCoreContext``, and a ``Response`` returned by the entrypoint, which
-the runtime passes through unchanged.
+Only bedrock-agentcore's public API is used: the ``entrypoint`` and ``websocket`` decorators, the
+constructor's ``middleware``, the ``RequestContext`` and ``BedrockAgentCoreContext``, and a ``Response``
+returned by the entrypoint, which the runtime passes through unchanged.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
-from strands_voice_protocol.events import Event, EventBuilder
 
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
-from agentcore_app.conversations import Conversations, SessionBusyError
+from agentcore_app.conversations import Conversations
 from agentcore_app.models import create_model
-from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.options import TransportFactory
 
+from .answering import Answering
+from .call import ListenerFactory, add_call_route
+from .call_core import CallLimits
 from .config import (
     model_spec_from_env,
     normalize_tts_url,
@@ -52,8 +53,8 @@ from .config import (
     system_prompt_from_env,
     tts_url_from_env,
 )
-from .metrics import AnswerMetrics, measured, metrics_from_env
-from .payload import MAX_PROMPT_CHARS, PayloadError, VoiceRequest, parse_payload
+from .metrics import AnswerMetrics, metrics_from_env
+from .payload import MAX_PROMPT_CHARS, PayloadError, parse_payload
 from .streaming import JsonBodyGuard, StoppingStreamingResponse, error_event, sse_frames
 
 __all__ = ["STATIC_DIR", "create_app"]
@@ -74,6 +75,8 @@ def create_app(
     metrics: AnswerMetrics | None = None,
     conversation_store: ConversationStore | None = None,
     transport_factory: TransportFactory | None = None,
+    listener_factory: ListenerFactory | None = None,
+    call_limits: CallLimits | None = None,
 ) -> BedrockAgentCoreApp:
     """Build the app.
 
@@ -91,9 +94,12 @@ def create_app(
             ``AGENT_METRICS`` says (off unless ``emf``).
         conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
         transport_factory: Creates the TTS transports instead of ``tts_url`` (tests).
+        listener_factory: Opens a spoken call's listener (``/ws``); the library's
+            :class:`~strands_voice.listen.Listener` (VAD and Whisper) when None.
+        call_limits: What a spoken call accepts (:class:`~agentcore_app.call_core.CallLimits`).
 
     Returns:
-        The app, ready for uvicorn (``/invocations``, ``/ping``, ``/``, ``/static``).
+        The app, ready for uvicorn (``/invocations``, ``/ws``, ``/ping``, ``/``, ``/static``).
 
     Raises:
         ConfigurationError: No TTS URL given and ``TTS_ENDPOINT_URL`` unset, or the URL is malformed.
@@ -104,7 +110,7 @@ def create_app(
     resolved_prompt = system_prompt_from_env() if system_prompt is None else system_prompt
     if model is None:
         model = model_spec_from_env()
-    resolved_silence_timeout = silence_timeout_from_env() if silence_timeout is None else silence_timeout
+    resolved_silence = silence_timeout_from_env() if silence_timeout is None else silence_timeout
     answer_metrics = metrics if metrics is not None else metrics_from_env()
     # One model for every request: a Strands model holds no conversation; the agent does.
     shared_model = create_model(model) if isinstance(model, str) else model
@@ -115,32 +121,18 @@ def create_app(
         return Agent(model=shared_model, system_prompt=resolved_prompt, callback_handler=None, **conversation)
 
     conversations = Conversations(store, make_agent)
+    answering = Answering(conversations, resolved_url, resolved_silence, transport_factory, answer_metrics)
     app = BedrockAgentCoreApp(middleware=[Middleware(JsonBodyGuard)])
     app.state.conversations = conversations
 
-    async def stream_answer(
-        request: VoiceRequest, request_id: str | None, session_id: str | None, voice: VoiceCallbackHandler
-    ) -> AsyncGenerator[Event, None]:
-        # The session's agent (a fresh one without a session id), speaking through a fresh voice handler:
-        # the handler is the whole voice pipeline.
-        clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
-        try:
-            # The session's previous answer, if still speaking, is interrupted and has ended by now.
-            async with conversations.turn(session_id, voice, request_id) as agent:
-                # text_delta from the agent's token stream and the handler's speech events, from one queue.
-                events = voice.stream(agent, request.prompt, options=request.options, request_id=request_id)
-                # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
-                async with contextlib.aclosing(events):
-                    async for event in events:
-                        yield event
-        except SessionBusyError:
-            message = "this session's previous answer is still stopping; try again"
-            yield clock.error(code="busy", message=message)
-        except Exception:
-            logger.exception("request_id=<%s> | voice answer failed", request_id)
-            yield clock.error(code="internal", message="the agent could not finish its answer; try again")
-        finally:
-            voice.close()
+    _add_invocations(app, answering, max_prompt_chars)
+    add_call_route(app, answering, listener_factory, call_limits)
+    _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
+    return app
+
+
+def _add_invocations(app: BedrockAgentCoreApp, answering: Answering, max_prompt_chars: int) -> None:
+    """``POST /invocations``: one answer as SSE, or ``{"action": "interrupt"}`` (see the module docstring)."""
 
     # The entrypoint returns its own Response, which bedrock-agentcore passes through (public behaviour):
     # the answer streams on the server's own loop, where a caller's disconnect stops it at once. (An
@@ -154,7 +146,7 @@ def create_app(
             if session_id is not None:
                 validate_session_id(session_id)
             if isinstance(payload, dict) and payload.get("action") == "interrupt":
-                return _interrupt(conversations, session_id, payload.get("request_id"))
+                return _interrupt(answering.conversations, session_id, payload.get("request_id"))
             request = parse_payload(payload, max_prompt_chars=max_prompt_chars)
         except PayloadError as error:  # InvalidSessionIdError too
             return JSONResponse(error_event("invalid_request", error.message), status_code=400)
@@ -165,17 +157,10 @@ def create_app(
             context.session_id,
             request.options.mode,
         )
-        voice = VoiceCallbackHandler(
-            resolved_url, silence_timeout=resolved_silence_timeout, transport_factory=transport_factory
-        )
-        answer = stream_answer(request, request_id, session_id, voice)
-        if answer_metrics is not None:
-            answer = measured(answer, answer_metrics)
+        voice = answering.voice()
+        answer = answering.answer(request, request_id, session_id, voice)
         # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
         return StoppingStreamingResponse(sse_frames(answer), on_disconnect=voice.interrupt)
-
-    _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
-    return app
 
 
 def _interrupt(conversations: Conversations, session_id: str | None, request_id: Any) -> Response:

@@ -4,8 +4,10 @@ The AgentCore Runtime sends the app's stdout to CloudWatch Logs, where EMF lines
 per answer, beside the answer's trace (its ``TraceId`` is a property of the line): ``Answers``,
 ``TimeToFirstAudio`` (from the invocation to the first ``audio_chunk`` handed to the caller's stream),
 ``AudioSeconds``, ``Interrupted`` (0 or 1) and ``SpeechErrors`` (``error`` events), under ``[Service]``
-and ``[Service, Mode]``; and one ``Errors`` line per error code under ``[Service, ErrorCode]``. Every
-name is listed in ``docs/observability.md``.
+and ``[Service, Mode]``; and one ``Errors`` line per error code under ``[Service, ErrorCode]``. A spoken
+call (``/ws``) adds one line per turn: ``Turns``, ``VoiceToVoice`` (end of the caller's speech to the first
+answer audio sent), ``RecognitionTime`` and ``BargeIns``, under ``[Service]`` and ``[Service, Input]``.
+Every name is listed in ``docs/observability.md``.
 """
 
 from __future__ import annotations
@@ -69,6 +71,35 @@ class AnswerMetrics:
             properties={"TraceId": trace_id} if trace_id else None,
         )
         self.writer.emit_error_counts(error_codes)
+
+    def call_turn(
+        self,
+        *,
+        spoken: bool,
+        voice_to_voice_s: float | None,
+        recognition_s: float | None,
+        barged_in: bool,
+    ) -> None:
+        """Write one line for a turn of a spoken call (``/ws``), under ``[Service]`` and ``[Service, Input]``.
+
+        Args:
+            spoken: The caller said it (``Input`` ``spoken``), else typed it (``typed``).
+            voice_to_voice_s: From the end of the caller's speech to the first answer audio sent.
+            recognition_s: From the end of the turn to the final text.
+            barged_in: The answer was interrupted (the caller spoke over it, or pressed Stop).
+        """
+        metrics = [Metric("Turns", "Count", 1), Metric("BargeIns", "Count", int(barged_in))]
+        if voice_to_voice_s is not None:
+            metrics.append(Metric("VoiceToVoice", "Milliseconds", round(voice_to_voice_s * 1000.0, 1)))
+        if recognition_s is not None:
+            metrics.append(Metric("RecognitionTime", "Milliseconds", round(recognition_s * 1000.0, 1)))
+        service = list(self.writer.dimensions)
+        self.writer.emit(
+            metrics,
+            extra_dimensions={"Input": "spoken" if spoken else "typed"},
+            dimension_sets=[service, [*service, "Input"]],
+            properties={"TraceId": trace_id} if (trace_id := _trace_id()) else None,
+        )
 
 
 def metrics_from_env(

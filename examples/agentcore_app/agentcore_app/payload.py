@@ -1,4 +1,4 @@
-"""Validate the Leg 3 invocation payload.
+"""Validate the Leg 3 invocation payload, and a spoken call's ``start`` frame (the same fields, no prompt).
 
 ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?, "normalize"?, "timestamps"?, "lang"?, "lexicon"?}``.
 
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from strands_voice_protocol.audio import AUDIO_FORMATS
+from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
 from strands_voice_protocol.frames import decode_lexicon
 from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
@@ -25,14 +26,20 @@ __all__ = [
     "MAX_PROMPT_CHARS",
     "MODES",
     "PAYLOAD_FIELDS",
+    "START_FIELDS",
+    "CallStart",
     "PayloadError",
     "VoiceRequest",
+    "parse_call_start",
     "parse_payload",
+    "parse_prompt",
 ]
 
 PAYLOAD_FIELDS: Final = frozenset(
     {"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps", "lang", "lexicon"}
 )
+#: A spoken call's ``start`` frame: the payload's voice fields, its ``type`` and the microphone's rate.
+START_FIELDS: Final = (PAYLOAD_FIELDS - {"prompt"}) | {"type", "sample_rate"}
 MAX_PROMPT_CHARS: Final = 8000
 # Kokoro voice ids look like "af_heart" or "jm_kumo", blends like "af_bella(2)+af_sky(1)"; the endpoint
 # says whether each voice exists.
@@ -67,6 +74,19 @@ class VoiceRequest:
     options: VoiceOptions = field(default_factory=lambda: VoiceOptions(normalize=True))
 
 
+@dataclass(frozen=True)
+class CallStart:
+    """A validated ``start`` frame of a spoken call.
+
+    Attributes:
+        options: How the call's answers are spoken (the payload's voice fields).
+        sample_rate: The microphone audio's rate.
+    """
+
+    options: VoiceOptions
+    sample_rate: int
+
+
 def _flag(name: str, value: Any, default: bool) -> bool:
     if value is None:
         return default
@@ -79,15 +99,6 @@ def _choice(name: str, value: Any, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise PayloadError(f"'{name}' must be one of {', '.join(repr(c) for c in choices)}")
     return value
-
-
-def _prompt(value: Any, max_prompt_chars: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise PayloadError("'prompt' must be a non-empty string")
-    prompt = value.strip()
-    if len(prompt) > max_prompt_chars:
-        raise PayloadError(f"'prompt' is too long: {len(prompt)} characters, at most {max_prompt_chars}")
-    return prompt
 
 
 def _speed(speed: Any) -> float | None:
@@ -116,13 +127,47 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
     """
     if not isinstance(payload, dict):
         raise PayloadError("the payload must be a JSON object with a 'prompt'")
-    unknown = sorted(str(key) for key in payload if key not in PAYLOAD_FIELDS)
+    _no_unknown(payload, PAYLOAD_FIELDS)
+    prompt = parse_prompt(payload.get("prompt"), max_prompt_chars=max_prompt_chars)
+    return VoiceRequest(prompt=prompt, options=_options(payload))
+
+
+def parse_prompt(prompt: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> str:
+    """A prompt, stripped; raises :class:`PayloadError` when it is empty, not text, or too long."""
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise PayloadError("'prompt' must be a non-empty string")
+    text: str = prompt.strip()
+    if len(text) > max_prompt_chars:
+        raise PayloadError(f"'prompt' is too long: {len(text)} characters, at most {max_prompt_chars}")
+    return text
+
+
+def parse_call_start(payload: Any) -> CallStart:
+    """Check a spoken call's ``start`` frame (Leg 3 over WebSocket): the payload's fields, no prompt.
+
+    Raises:
+        PayloadError: Not an object, unknown fields, a bad value, or a ``sample_rate`` other than
+            :data:`~strands_voice_protocol.call_events.CALL_SAMPLE_RATE`.
+    """
+    if not isinstance(payload, dict):
+        raise PayloadError("'start' must be a JSON object")
+    _no_unknown(payload, START_FIELDS)
+    rate = payload.get("sample_rate")
+    if rate is not None and (isinstance(rate, bool) or rate != CALL_SAMPLE_RATE):
+        raise PayloadError(f"'sample_rate' must be {CALL_SAMPLE_RATE} (PCM16 mono; resample before sending)")
+    return CallStart(options=_options(payload), sample_rate=CALL_SAMPLE_RATE)
+
+
+def _no_unknown(payload: dict[Any, Any], accepted: frozenset[str]) -> None:
+    unknown = sorted(str(key) for key in payload if key not in accepted)
     if unknown:
         raise PayloadError(
-            f"unknown field(s) {', '.join(repr(k) for k in unknown)}; "
-            f"accepted: {', '.join(sorted(PAYLOAD_FIELDS))}"
+            f"unknown field(s) {', '.join(repr(k) for k in unknown)}; accepted: {', '.join(sorted(accepted))}"
         )
-    prompt = _prompt(payload.get("prompt"), max_prompt_chars)
+
+
+def _options(payload: dict[Any, Any]) -> VoiceOptions:
+    """The payload's voice options, each field checked (see :func:`parse_payload`)."""
     mode = payload.get("mode")
     mode = "bidi" if mode is None else _choice("mode", mode, MODES)
 
@@ -144,7 +189,7 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
     audio_format = payload.get("format")
     audio_format = "pcm16" if audio_format is None else _choice("format", audio_format, AUDIO_FORMATS)
 
-    options = VoiceOptions(
+    return VoiceOptions(
         mode="bidi" if mode == "bidi" else "batch",
         voice=voice,
         speed=speed,
@@ -154,4 +199,3 @@ def parse_payload(payload: Any, *, max_prompt_chars: int = MAX_PROMPT_CHARS) -> 
         lang=lang,
         lexicon=lexicon,
     )
-    return VoiceRequest(prompt=prompt, options=options)

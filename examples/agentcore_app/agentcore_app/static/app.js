@@ -1,9 +1,13 @@
 // strands-voice browser page: POSTs a prompt to `invocations`, reads the Leg 3 Server-Sent Events from the
 // fetch stream, shows the text as it streams and plays each audio_chunk as soon as it arrives (Web Audio).
+// Talk opens a spoken call on `ws` (call.js): the microphone goes up, the caller's recognized words and
+// the answers come back, their audio as binary frames played by the same player; speaking over an answer
+// barges in. A stopped turn shows what was HEARD (played), not all the text that arrived.
 // Plain ES module, no build step. State for tests and curious people: `window.voiceStats`.
 // With "Highlight words" on, the payload asks for `words` events and the word being spoken is marked.
 
 import { WordHighlighter } from "./highlight.js";
+import { CallClient } from "./call.js";
 
 const SAMPLE_RATE = 24000;
 // Start the very first buffer a little ahead of "now" so its first samples are not cut off.
@@ -351,6 +355,9 @@ const stats = {
   wordsReceived: 0,
   wordsHighlighted: [],
   highlightNow: null,
+  speechStarts: 0, // a call's speech_start events
+  transcripts: [], // a call's final transcripts
+  callSessionId: null,
 };
 window.voiceStats = stats;
 
@@ -414,6 +421,7 @@ function sendInterrupt(sessionId, requestId) {
 }
 
 function newConversation() {
+  if (call) talk(); // hang up: a call speaks in one conversation
   if (run && !run.finished) run.stop();
   conversation.sessionId = newSessionId();
   conversation.turns = [];
@@ -463,6 +471,9 @@ function setState(state, message) {
   status.dataset.state = state;
   status.textContent = message;
   const busy = state === "connecting" || state === "streaming" || state === "playing";
+  if (!busy && call && call.connected && state === "done") {
+    status.textContent = `${message} Listening: speak any time.`;
+  }
   $("stop").disabled = !busy;
   document.body.classList.toggle("busy", busy);
 }
@@ -505,12 +516,15 @@ function dropVoidPartial(current, event) {
 // One request
 
 class Run {
-  constructor(payload) {
+  /** One answer: fetched from `invocations` (start()), or fed by the call (`call`: its events and audio). */
+  constructor(payload, { call = null, t0 = performance.now() } = {}) {
     this.payload = payload;
+    this.call = call;
     this.sessionId = conversation.sessionId;
     this.turn = addTurn(payload.prompt);
     this.controller = new AbortController();
-    this.t0 = performance.now();
+    this.t0 = t0;
+    this.nextSentence = 0; // a call's binary audio belongs to this sentence (the one after the last complete)
     this.streamDone = false;
     this.finished = false;
     this.sawAgentEnd = false;
@@ -599,6 +613,35 @@ class Run {
     this.endOfStream();
   }
 
+  /** The app's own account of what was heard (a call's `interrupted` after a local stop): it is what
+   * the agent remembers, so the turn shows it. */
+  heardFromApp(event) {
+    if (["stopped", "interrupted", "speaking"].includes(this.turn.state)) {
+      this.turn.state = "speaking";
+      settleTurn(this.turn, this.turn.stoppedHere ? "stopped" : "interrupted", event.heard_text || "");
+    }
+  }
+
+  /** What has been PLAYED so far: the sentences heard in full, then the heard words of the one playing
+   * (when word timings came), as the app's `interrupted.heard_text` is built. */
+  heardText() {
+    if (!audioContext) return "";
+    const now = this.now();
+    const pieces = [];
+    for (const [index, s] of [...this.sentences.entries()].sort((a, b) => a[0] - b[0])) {
+      if (s.playStart === null || s.playStart > now) break;
+      if (s.text !== null && s.playEnd !== null && s.playEnd <= now) {
+        pieces.push(s.text);
+        continue;
+      }
+      const words = (this.highlighter.sentences.get(index) || { words: [] }).words;
+      const heardS = (now - s.playStart) / 1000;
+      for (const w of words) if (w.end_s <= heardS) pieces.push(w.word);
+      break;
+    }
+    return pieces.map((piece) => piece.trim()).filter(Boolean).join(" ");
+  }
+
   dispatch(sse) {
     if (this.controller.signal.aborted) return;
     const event = safeJson(sse.data);
@@ -673,10 +716,20 @@ class Run {
   }
 
   onAudio(event, t) {
-    stats.chunksReceived += 1;
-    const bytes = base64ToBytes(event.data || "");
-    stats.bytesReceived += bytes.length;
     const index = Number.isInteger(event.sentence) ? event.sentence : 0;
+    this.onAudioBytes(base64ToBytes(event.data || ""), index, t);
+  }
+
+  /** A call's binary frame: the audio of the sentence after the last `sentence_complete`. */
+  onBinary(bytes) {
+    if (this.controller.signal.aborted) return;
+    this.onAudioBytes(bytes, this.nextSentence, this.now());
+    scheduleRender();
+  }
+
+  onAudioBytes(bytes, index, t) {
+    stats.chunksReceived += 1;
+    stats.bytesReceived += bytes.length;
     const s = this.sentence(index);
     if (s.audioFirst === null) s.audioFirst = t;
     s.audioLast = t;
@@ -774,6 +827,7 @@ class Run {
 
   onSentence(event) {
     const index = Number.isInteger(event.sentence) ? event.sentence : this.sentences.size;
+    this.nextSentence = index + 1;
     const s = this.sentence(index);
     s.text = event.text || "";
     stats.sentences = Math.max(stats.sentences, index + 1);
@@ -830,10 +884,13 @@ class Run {
    * Stop button / barge-in: tell the app to interrupt the answer (``interrupt``: false when a new
    * question follows, which barges in by itself), abort the request and silence playback.
    */
-  stop({ interrupt = true } = {}) {
+  stop({ interrupt = true, bargeIn = false } = {}) {
     if (this.controller.signal.aborted) return;
-    if (interrupt) sendInterrupt(this.sessionId, this.requestId);
-    settleTurn(this.turn, "stopped", this.text);
+    if (interrupt && this.call) this.call.send({ type: "interrupt" });
+    else if (interrupt) sendInterrupt(this.sessionId, this.requestId);
+    this.turn.stoppedHere = !bargeIn;
+    // The heard part, measured here before playback stops (the text that arrived ran ahead of it).
+    settleTurn(this.turn, bargeIn ? "interrupted" : "stopped", this.heardText());
     this.controller.abort();
     player.stop();
     this.highlighter.clear();
@@ -1039,16 +1096,19 @@ function speak(event) {
     $("prompt").focus();
     return;
   }
-  if (run && !run.finished) run.stop({ interrupt: false }); // the new question barges in at the app
-  else if (player) player.stop();
-  if (run) run.highlighter.clear();
+  if (call && call.connected) {
+    // In a call, a typed turn goes up the call (the same conversation); the app barges in by itself.
+    clearError();
+    silenceCurrent();
+    hearing.pendingPrompt = payload.prompt;
+    hearing.finalAt = performance.now();
+    call.send({ type: "prompt", prompt: payload.prompt });
+    return;
+  }
+  silenceCurrent();
   getAudio();
   clearError();
-  resetStats();
-  $("answer").replaceChildren();
-  for (const id of ["ttfa", "heard", "agent-ttfa", "done-times"]) $(id).textContent = "–";
-  $("chunks").textContent = "0";
-  $("audio-seconds").textContent = "0.0 s";
+  clearAnswerPanel();
   run = new Run(payload);
   const current = run;
   current.start().catch((error) => {
@@ -1056,6 +1116,140 @@ function speak(event) {
     if (!current.controller.signal.aborted) current.fail("The page hit an unexpected problem; see the console.");
     console.warn(error);
   });
+}
+
+/** A new question barges in: the answer playing is silenced here (the app interrupts it itself). */
+function silenceCurrent() {
+  if (run && !run.finished) run.stop({ interrupt: false });
+  else if (player) player.stop();
+  if (run) run.highlighter.clear();
+}
+
+function clearAnswerPanel() {
+  resetStats();
+  $("answer").replaceChildren();
+  for (const id of ["ttfa", "heard", "agent-ttfa", "done-times"]) $(id).textContent = "–";
+  $("chunks").textContent = "0";
+  $("audio-seconds").textContent = "0.0 s";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Talk: a spoken call on `ws` (call.js). The caller's words show as they are recognized; each answer is
+// a Run fed by the call's events and binary audio; speaking over an answer silences it here at once
+// (the app interrupts it and says what was heard).
+
+let call = null;
+const hearing = { pendingPrompt: null, finalAt: null };
+
+function showHearing(text, final) {
+  const box = $("hearing");
+  box.textContent = text;
+  box.dataset.final = final ? "true" : "false";
+  box.hidden = !text;
+}
+
+function beginCallAnswer() {
+  silenceCurrent();
+  clearAnswerPanel();
+  const prompt = hearing.pendingPrompt || "…";
+  run = new Run({ ...readPayload(), prompt }, { call, t0: hearing.finalAt || performance.now() });
+  hearing.pendingPrompt = null;
+  hearing.finalAt = null;
+  showHearing("", false);
+  setState("streaming", "Answering…");
+}
+
+function onCallEvent(event) {
+  const live = run && !run.controller.signal.aborted;
+  switch (event.type) {
+    case "listening":
+      stats.callSessionId = event.session_id || null;
+      setState("listening", "Listening: speak any time.");
+      break;
+    case "speech_start":
+      stats.speechStarts += 1;
+      showHearing("…", false);
+      // Barge-in by speaking: silenced here at once; the app interrupts it too and says what was heard.
+      if (run && !run.finished) run.stop({ interrupt: false, bargeIn: true });
+      break;
+    case "transcript":
+      showHearing(event.text || "", Boolean(event.final));
+      if (event.final) {
+        stats.transcripts.push(event.text || "");
+        hearing.pendingPrompt = (event.text || "").trim() || null;
+        hearing.finalAt = performance.now();
+        if (!hearing.pendingPrompt) showHearing("", false);
+      }
+      break;
+    case "agent_start":
+      beginCallAnswer();
+      run.handle(event);
+      break;
+    case "interrupted":
+      if (run && !live) run.heardFromApp(event);
+      else if (run) run.handle(event);
+      break;
+    case "agent_end":
+      if (live) {
+        run.handle(event);
+        run.endOfStream();
+      }
+      break;
+    default:
+      if (live) run.handle(event);
+      else if (event.type === "error") {
+        stats.errors.push({ code: event.code, message: event.message });
+        showError(`${event.message || "Something went wrong."}${event.code ? ` (${event.code})` : ""}`);
+      }
+  }
+  scheduleRender();
+}
+
+function setTalking(on) {
+  const button = $("talk");
+  button.textContent = on ? "Hang up" : "Talk";
+  button.setAttribute("aria-pressed", on ? "true" : "false");
+  document.body.classList.toggle("in-call", on);
+}
+
+async function talk() {
+  if (call) {
+    call.close();
+    call = null;
+    setTalking(false);
+    showHearing("", false);
+    setState("idle", "Call ended.");
+    return;
+  }
+  getAudio(); // the click is the gesture that lets playback start
+  clearError();
+  const { prompt: _unused, ...start } = readPayload();
+  const client = new CallClient({
+    onEvent: onCallEvent,
+    onAudio: (bytes) => run && run.onBinary(bytes),
+    onClosed: (code) => {
+      if (call !== client) return;
+      call = null;
+      setTalking(false);
+      showHearing("", false);
+      if (code !== 1000) showError(`The call ended unexpectedly (WebSocket close ${code}).`);
+      setState("idle", "Call ended.");
+    },
+  });
+  call = client;
+  window.voiceCall = client;
+  setTalking(true);
+  setState("connecting", "Opening the microphone…");
+  try {
+    await client.open(conversation.sessionId, start);
+  } catch (error) {
+    client.close();
+    if (call === client) call = null;
+    setTalking(false);
+    stats.errors.push({ code: "microphone", message: error.message });
+    showError(error.message);
+    setState("error", "No call: type instead.");
+  }
 }
 
 function stop() {
@@ -1069,6 +1263,9 @@ function stop() {
 
 $("ask-form").addEventListener("submit", speak);
 $("stop").addEventListener("click", stop);
+$("talk").addEventListener("click", () => {
+  talk().catch((error) => console.warn(error));
+});
 $("new-conversation").addEventListener("click", newConversation);
 showSession();
 $("prompt").addEventListener("keydown", (event) => {

@@ -1,0 +1,154 @@
+"""A spoken call's ears: the library's listener, what its events mean to the call, and a turn's times.
+
+The app is a user of the library's listening pipeline (:mod:`strands_voice.listen`: Silero VAD, end of
+turn, Whisper), not a second one. :func:`default_listener_factory` opens a
+:class:`~strands_voice.listen.Listener` per call, all calls sharing one loaded Whisper model (a
+recognition at a time: two at once would both be slow on a small CPU). :func:`heard` turns its events
+into the call core's inputs; :class:`TurnClock` keeps where the caller's audio was when it arrived, so a
+turn's voice-to-voice time runs from the end of the caller's speech (in the audio) to the first answer
+audio sent, and its recognition time from the end of the turn to the final text.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
+
+from strands_voice.listen import events as listen_events
+
+from .call_core import CallInput, SpeechBegan, TurnTooLong, Words
+from .payload import CallStart
+
+__all__ = [
+    "CallListener",
+    "ListenerFactory",
+    "TurnClock",
+    "TurnTiming",
+    "default_listener_factory",
+    "heard",
+]
+
+_BYTES_PER_SECOND: Final = CALL_SAMPLE_RATE * 2
+#: Arrival times kept (one per fed frame: minutes of 20 ms frames).
+_KEPT_ARRIVALS: Final = 8192
+
+
+class CallListener(Protocol):
+    """What a call needs of its listener (:class:`strands_voice.listen.Listener` is one)."""
+
+    async def feed(self, pcm16: bytes) -> None:
+        """The caller's audio in (PCM16 mono at 16 kHz, any length)."""
+
+    def events(self) -> AsyncIterator[Any]:
+        """What was heard, in order, until :meth:`aclose`."""
+
+    async def aclose(self) -> None:
+        """Stop listening (events() ends)."""
+
+
+#: Opens a call's listener from its ``start`` (may load models: awaited off the call's receive loop).
+ListenerFactory = Callable[[CallStart], Awaitable[CallListener]]
+
+
+def default_listener_factory() -> ListenerFactory:
+    """The library's listener per call, with one Whisper model shared by all calls (loaded at first use).
+
+    Raises (when a call starts):
+        MissingDependencyError: The ``listen`` extra is not installed (``strands-voice[listen]``).
+    """
+    shared: dict[str, Any] = {}
+
+    async def open_listener(_start: CallStart) -> CallListener:
+        from strands_voice.listen import Listener, ListenSettings, SileroVad, WhisperRecognizer
+
+        recognizer = shared.get("recognizer")
+        if recognizer is None:
+            recognizer = shared["recognizer"] = WhisperRecognizer()
+            await recognizer.warm_up()  # the first recognition is the slowest: not on the caller's turn
+        return Listener(ListenSettings(sample_rate=CALL_SAMPLE_RATE), vad=SileroVad(), recognizer=recognizer)
+
+    return open_listener
+
+
+@dataclass(frozen=True)
+class TurnTiming:
+    """Where a spoken turn's times stand (``time.monotonic`` seconds; None: not seen).
+
+    Attributes:
+        speech_end: When the audio of the end of the caller's speech arrived.
+        recognition_s: From the end of the turn (its silence heard) to the final text.
+    """
+
+    speech_end: float | None
+    recognition_s: float | None
+
+
+class TurnClock:
+    """When the caller's audio arrived, and the times of the turn being heard.
+
+    Args:
+        clock: ``time.monotonic`` (tests may pass their own).
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._audio_s = 0.0
+        self._arrivals: collections.deque[tuple[float, float]] = collections.deque(maxlen=_KEPT_ARRIVALS)
+        self._speech_end: float | None = None
+        self._turn_ended: float | None = None
+        self._recognized: float | None = None
+
+    def fed(self, pcm_bytes: int) -> None:
+        """``pcm_bytes`` of the caller's audio arrived now."""
+        self._audio_s += pcm_bytes / _BYTES_PER_SECOND
+        self._arrivals.append((self._audio_s, self._clock()))
+
+    def arrival(self, audio_s: float) -> float | None:
+        """When the audio at ``audio_s`` (seconds into the call) arrived (None: no longer known)."""
+        for end_s, at in self._arrivals:
+            if end_s >= audio_s:
+                return at
+        return None
+
+    def turn_ended(self, speech_end_s: float) -> None:
+        """The listener found the end of a turn whose speech ended at ``speech_end_s``."""
+        self._speech_end = self.arrival(speech_end_s)
+        self._turn_ended = self._clock()
+
+    def recognized(self) -> None:
+        """The turn's final text came."""
+        self._recognized = self._clock()
+
+    def take_turn(self) -> TurnTiming:
+        """The times of the turn just heard (and forget them)."""
+        recognition = None
+        if self._turn_ended is not None and self._recognized is not None:
+            recognition = self._recognized - self._turn_ended
+        timing = TurnTiming(self._speech_end, recognition)
+        self._speech_end = self._turn_ended = self._recognized = None
+        return timing
+
+    def now(self) -> float:
+        """The clock's time."""
+        return self._clock()
+
+
+def heard(event: object, clock: TurnClock) -> CallInput | None:
+    """A listener event as the call core's input (None: nothing for the core; its time is noted)."""
+    if isinstance(event, listen_events.SpeechStarted):
+        return SpeechBegan(event.at_s)
+    if isinstance(event, listen_events.TurnEnded):
+        clock.turn_ended(event.speech_end_s)
+        return None
+    if isinstance(event, listen_events.Transcript):
+        if event.final:
+            clock.recognized()
+        return Words(event.text, event.final)
+    if isinstance(event, listen_events.TurnTooLong):
+        return TurnTooLong()
+    return None

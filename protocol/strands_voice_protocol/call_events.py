@@ -1,0 +1,122 @@
+"""The events of Leg 3 over WebSocket (PROTOCOL.md, "the caller speaks"), declared as in :mod:`.events`.
+
+On ``WS /ws`` the server sends every Leg 3 event of an answer (``agent_start`` ... ``agent_end``, except
+``audio_chunk``, whose bytes travel as binary frames) plus three of the call's own: ``listening`` (ready
+for audio, the answer to ``start``), ``speech_start`` (the caller started speaking) and ``transcript``
+(what the recognizer heard so far; ``final`` ends the caller's turn). :class:`CallEventBuilder` builds
+them with the same clock rules as :class:`~strands_voice_protocol.events.EventBuilder` (``t_ms`` since the
+call began); :func:`parse_call_event` checks one JSON text frame as a client reads it.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, NotRequired, TypedDict, Unpack, cast, get_args
+
+from strands_voice_protocol.event_shapes import EventShapes
+from strands_voice_protocol.events import Event, EventBuilder, Timed, parse_event
+
+__all__ = [
+    "CALL_ERROR_CODES",
+    "CALL_PATH",
+    "CALL_SAMPLE_RATE",
+    "CallErrorCode",
+    "CallEvent",
+    "CallEventBuilder",
+    "ListeningEvent",
+    "ListeningFields",
+    "SpeechStartEvent",
+    "SpeechStartFields",
+    "TranscriptEvent",
+    "TranscriptFields",
+    "parse_call_event",
+]
+
+#: The route of a spoken call on the agent runtime (AgentCore's WebSocket route).
+CALL_PATH: Final = "/ws"
+#: The caller's microphone audio: PCM16 mono little-endian at this rate (the only one accepted).
+CALL_SAMPLE_RATE: Final = 16_000
+
+#: A call's own ``error`` codes, beside the Leg 3 ones (``invalid_request``, ``invalid_json``, ...): the
+#: caller stayed silent past the idle timeout (the call then closes), or spoke past the longest turn.
+CallErrorCode = Literal["idle_timeout", "turn_too_long"]
+#: Every :data:`CallErrorCode`.
+CALL_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(CallErrorCode))
+
+
+class ListeningFields(TypedDict):
+    """``listening``: ready for the caller's audio (the answer to ``start``).
+
+    ``session_id`` (project extension): the conversation the call speaks in (the one it named, or a new one).
+    """
+
+    sample_rate: int
+    session_id: NotRequired[str]
+
+
+class SpeechStartFields(TypedDict):
+    """``speech_start``: the caller started speaking (past the minimum speech length).
+
+    ``at_s`` is where in the call's audio the speech began (seconds of audio since ``start``).
+    """
+
+    at_s: float
+
+
+class TranscriptFields(TypedDict):
+    """``transcript``: what the recognizer heard so far; ``final: true`` ends the caller's turn."""
+
+    role: str
+    text: str
+    final: bool
+
+
+class ListeningEvent(Timed, ListeningFields):
+    type: Literal["listening"]
+
+
+class SpeechStartEvent(Timed, SpeechStartFields):
+    type: Literal["speech_start"]
+
+
+class TranscriptEvent(Timed, TranscriptFields):
+    type: Literal["transcript"]
+
+
+#: The call's own events.
+_CallOnly = ListeningEvent | SpeechStartEvent | TranscriptEvent
+#: One text frame of a call: the call's own events and every Leg 3 event.
+CallEvent = _CallOnly | Event
+
+_CALL: Final = EventShapes(_CallOnly)
+
+
+def parse_call_event(value: object) -> CallEvent | None:
+    """Check one decoded JSON text frame of a call (a call event, else a Leg 3 event).
+
+    Returns:
+        The event, typed; None for a type this version does not know.
+
+    Raises:
+        ValueError: Not a JSON object with a string ``type``, or a known event with a missing or
+            mistyped field (the message names it).
+    """
+    own = _CALL.validate(value)
+    if own is not None:
+        return cast(CallEvent, own)
+    return parse_event(value)
+
+
+class CallEventBuilder(EventBuilder):
+    """Builds a call's events, ``t_ms`` counting from the builder's creation (the call's start)."""
+
+    def listening(self, **fields: Unpack[ListeningFields]) -> ListeningEvent:
+        """``listening``: ready for the caller's audio."""
+        return {"type": "listening", "t_ms": self.t_ms(), **fields}
+
+    def speech_start(self, *, at_s: float) -> SpeechStartEvent:
+        """``speech_start``: the caller started speaking ``at_s`` seconds into the call's audio."""
+        return {"type": "speech_start", "t_ms": self.t_ms(), "at_s": round(at_s, 3)}
+
+    def transcript(self, *, text: str, final: bool) -> TranscriptEvent:
+        """``transcript``: the caller's words so far (``role`` is always ``user``)."""
+        return {"type": "transcript", "t_ms": self.t_ms(), "role": "user", "text": text, "final": final}
