@@ -9,10 +9,11 @@ its own (a fresh agent, nothing stored).
 The store is written off the server's loop (:mod:`agentcore_app.store_writes`: a writer thread per
 conversation, in order), so a slow store slows only its own session; a turn ends once its writes are
 done (at most ``flush_s``), and a conversation whose writes are still running stays in memory. A store
-write that fails is logged with a code and the answer goes on. A conversation restored with a question
-left unanswered (the app was killed mid-answer) gets :data:`~strands_voice.answer_memory.NOTHING_HEARD`
-as that answer, in memory and in the store: nothing of it is known to have been heard, and user and
-assistant turns alternate again.
+write that fails is logged with a code and the answer goes on; a store that fails when a conversation
+is opened leaves that conversation in the app's memory only (logged too). A conversation restored with a
+question left unanswered (the app was killed mid-answer) gets
+:data:`~strands_voice.answer_memory.NOTHING_HEARD` as that answer, in memory and in the store: nothing of
+it is known to have been heard, and user and assistant turns alternate again.
 
 A session speaks one answer at a time: a new invocation barges in on the answer still speaking
 (``handler.interrupt()``: that stream ends with ``interrupted``, and the agent is cancelled and remembers
@@ -34,9 +35,10 @@ from typing import Final
 from strands import Agent
 from strands.agent.conversation_manager import SlidingWindowConversationManager
 from strands.types.content import Message
+from strands_voice_protocol.errors import StrandsVoiceError
 
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
-from agentcore_app.store_writes import STORE_WRITE_PENDING, OffLoopSessionManager
+from agentcore_app.store_writes import STORE_WRITE_FAILED, STORE_WRITE_PENDING, OffLoopSessionManager
 from strands_voice.answer_memory import NOTHING_HEARD
 from strands_voice.handler import VoiceCallbackHandler
 
@@ -127,12 +129,25 @@ class Conversations:
                 del self._live[session_id]
 
     def _new_agent(self, conversation: Conversation) -> Agent:
-        """The conversation's agent, restored from the store (blocking I/O: call it on a worker thread)."""
+        """The conversation's agent, restored from the store (blocking I/O: call it on a worker thread).
+
+        A store that fails here (down, refusing writes) is logged with its code and the conversation is
+        kept in the app's memory only, until it leaves memory: the answer is still spoken.
+        """
         session_id = conversation.session_id
-        inner = None if session_id is None else self.store.session_manager(session_id)
-        manager = None if inner is None else OffLoopSessionManager(inner)
-        window = SlidingWindowConversationManager(window_size=self.store.window)
-        agent = self._make_agent(session_manager=manager, conversation_manager=window)
+        try:
+            agent, manager = self._restored(session_id)
+        except StrandsVoiceError:
+            raise  # a setting or an install is missing: the caller's to fix, not the store's fault
+        except Exception as error:
+            logger.error(
+                "session_id=<%s>, code=<%s>, error=<%s> | the conversation store failed; kept in memory only",
+                session_id,
+                STORE_WRITE_FAILED,
+                error,
+            )
+            window = SlidingWindowConversationManager(window_size=self.store.window)
+            agent, manager = self._make_agent(session_manager=None, conversation_manager=window), None
         if agent.messages and agent.messages[-1]["role"] == "user":
             # The app stopped (was killed) before the answer was stored: none of it is known to be heard.
             logger.debug("session_id=<%s> | the last question was left unanswered", session_id)
@@ -142,6 +157,12 @@ class Conversations:
                 manager.append_message(unanswered, agent)
         conversation.store = manager
         return agent
+
+    def _restored(self, session_id: str | None) -> tuple[Agent, OffLoopSessionManager | None]:
+        inner = None if session_id is None else self.store.session_manager(session_id)
+        manager = None if inner is None else OffLoopSessionManager(inner)
+        window = SlidingWindowConversationManager(window_size=self.store.window)
+        return self._make_agent(session_manager=manager, conversation_manager=window), manager
 
     async def _stored(self, conversation: Conversation) -> None:
         """Wait (at most ``flush_s``) for the writes of the turn that ends."""
