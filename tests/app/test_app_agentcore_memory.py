@@ -20,7 +20,7 @@ import pytest
 from agentcore_app.conversation_store import ConversationStore
 from agentcore_app.store_writes import STORE_WRITE_FAILED
 from conversation_model import HOLD, HoldingEcho
-from store_support import (
+from conversation_store_support import (
     GUARD_S,
     REGION,
     SESSION_HEADER,

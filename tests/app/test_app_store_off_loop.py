@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from agentcore_app.conversation_store import ConversationStore
 from conversation_model import HoldingEcho
-from store_support import GUARD_S, ask, served_app, text_of
+from conversation_store_support import GUARD_S, ask, served_app, text_of
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 
