@@ -129,8 +129,9 @@ def test_the_app_killed_mid_answer_keeps_the_question_and_remembers_nothing_unhe
 ) -> None:
     store_dir = tmp_path / "store"
     log_path = tmp_path / "app.log"
-    # An answer written over a minute: the kill comes while the model is still writing it.
-    slow = "scripted?first_sentence_s=0.2&total_s=60&remember=1"
+    # An answer written over an hour (longer than the test may run): the kill always comes while the
+    # model is still writing it, however slow the first audio is.
+    slow = "scripted?first_sentence_s=0.2&total_s=3600&remember=1"
     app_processes.append(first := AppProcess(store_dir, endpoint_server.ws_url, slow, log_path))
     events = _read_until_audio_then_kill(first, QUESTION)
     assert first.proc.returncode == -signal.SIGKILL
