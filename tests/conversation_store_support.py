@@ -24,17 +24,13 @@ REGION = "us-east-1"
 
 @contextlib.contextmanager
 def served_app(model: Any, store: ConversationStore, **options: Any) -> Iterator[str]:
-    """The example app (``model``, ``store``, the in-memory TTS endpoint) on a free port: its base URL."""
+    """The example app (``model``, ``store``, the in-memory TTS endpoint unless ``transport_factory`` says
+    otherwise) on a free port: its base URL."""
     from agentcore_app.app import create_app
     from kokoro_endpoint.runner import running_server
 
-    app = create_app(
-        tts_url="ws://127.0.0.1:9",
-        model=model,
-        conversation_store=store,
-        transport_factory=InstantTTS,
-        **options,
-    )
+    options.setdefault("transport_factory", InstantTTS)
+    app = create_app(tts_url="ws://127.0.0.1:9", model=model, conversation_store=store, **options)
     logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
     with running_server(app) as server:
         yield str(server.base_url)

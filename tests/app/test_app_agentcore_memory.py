@@ -111,6 +111,42 @@ def test_an_interrupted_answer_is_stored_as_what_was_heard(memory_id: str) -> No
     assert model.TAIL not in str(stored_messages(memory_id, SESSION_A))  # never written, never remembered
 
 
+def test_an_answer_written_in_full_then_cut_while_speaking_is_stored_as_heard(memory_id: str) -> None:
+    """The model has finished writing, the audio has not: the Stop rewrites the stored answer."""
+    from instant_tts import InstantTTS
+
+    release = threading.Event()  # the endpoint holds the second sentence's audio until the test ends
+    prompt = "This first sentence is long enough to be spoken at once. Then a second one"
+    model = HoldingEcho()
+    store = memory_store(memory_id)
+    with served_app(
+        model, store, transport_factory=lambda: InstantTTS(answer_first=1, release=release)
+    ) as url:
+        first: list[dict[str, Any]] = []
+        written = threading.Event()
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event["type"] == "text_delta" and event["text"].startswith("one."):
+                written.set()  # the model's last word: the answer is written in full
+
+        reader = threading.Thread(target=lambda: first.extend(ask(url, prompt, SESSION_A, on_event=on_event)))
+        reader.start()
+        assert written.wait(GUARD_S)
+        stop = {"action": "interrupt"}
+        headers = {SESSION_HEADER: SESSION_A}
+        assert httpx.post(f"{url}/invocations", json=stop, headers=headers, timeout=GUARD_S).json()[
+            "interrupted"
+        ]
+        release.set()  # the held audio is dropped by now: the barge-in came first
+        reader.join(GUARD_S)
+        heard = heard_of(first)
+        assert heard is not None and text_of(first) == f"Heard: {prompt}."  # written in full, then cut
+        stored = stored_messages(memory_id, SESSION_A)
+        assert stored == [("user", prompt), ("assistant", remembered_text(heard).strip())]
+        assert stored[-1][1] != text_of(first)  # the second sentence was never played: never remembered
+        assert text_of(ask(url, "next", SESSION_A)) == f"Heard: {prompt} / next."
+
+
 class _FailingAnswers:
     """Makes AgentCore Memory refuse every answer's ``CreateEvent`` while ``failing`` is set."""
 
