@@ -8,12 +8,14 @@ nothing until the write gave up (its guard), and the checks below would fail.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agentcore_app.conversation_store import ConversationStore
+from agentcore_app.store_writes import OffLoopSessionManager
 from conversation_model import HoldingEcho
 from conversation_store_support import GUARD_S, ask, served_app, text_of
 from strands.session.file_session_manager import FileSessionManager
@@ -88,8 +90,29 @@ def test_a_stalled_store_write_does_not_delay_another_sessions_answer(tmp_path: 
         stall.release.set()
         reader.join(GUARD_S)
     assert text_of(slow) == "Heard: slow question."
-    assert stall.threads and not stall.threads[0].startswith("MainThread")
+    assert stall.threads == [f"conversation-store-{SLOW[:24]}"]  # the conversation's writer thread
     again = ConversationStore(directory=tmp_path).session_manager(SLOW)
     assert isinstance(again, FileSessionManager)
     stored = [m.to_message()["content"][0]["text"].strip() for m in again.list_messages(SLOW, "default")]
     assert stored == ["slow question", "Heard: slow question."]
+
+
+def test_writes_run_in_order_and_a_cancelled_answer_does_not_drop_its_write(tmp_path: Path) -> None:
+    manager = OffLoopSessionManager(FileSessionManager(session_id=SLOW, storage_dir=str(tmp_path)))
+    gate = threading.Event()
+    ran: list[str] = []
+
+    async def scenario() -> None:
+        first = asyncio.create_task(manager.written(lambda: (gate.wait(GUARD_S), ran.append("first"))))
+        second = asyncio.create_task(manager.written(lambda: ran.append("second")))
+        await asyncio.sleep(0)  # both queued; the first holds the writer
+        second.cancel()  # the answer that owed the second write is cancelled while it waits
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert manager.busy and ran == []
+        gate.set()
+        await first
+        await manager.flushed()
+
+    asyncio.run(scenario())
+    assert ran == ["first", "second"] and not manager.busy
