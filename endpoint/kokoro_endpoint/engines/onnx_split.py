@@ -11,7 +11,9 @@ gives:
 - a **decoder** (the vocoder) with one extra input, ``phase_offset``, added to that running phase, so a
   window of frames decoded on its own continues the phase of the frames before it.
 
-Run on the whole segment, encoder + decoder give exactly the original graph's audio. The two files are
+Both graphs pass ``onnx.checker`` (the phase's ``Add`` goes right before the node that reads it, so the
+nodes stay in topological order). Run on the whole segment, encoder + decoder give exactly the original
+graph's audio. The two files are
 written to the endpoint's cache folder (``onnx_graph.cache_dir``: ``$KOKORO_ENDPOINT_CACHE``, default
 ``~/.cache/kokoro_endpoint``) under the source model's sha256, so a changed model gets new ones; when
 anything fails the engine keeps the original graph, made to output the durations (``onnx_graph``).
@@ -24,7 +26,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, cache_dir, sha256_of
 
@@ -51,7 +53,8 @@ CUMSUM: Final = "/decoder/decoder/generator/m_source/l_sin_gen/CumSum_output_0"
 #: The decoder's extra input: added to the running phase (1, 1, 9).
 PHASE_OFFSET: Final = "phase_offset"
 
-_LAYOUT_VERSION: Final = "1"
+#: "2": the phase's Add in topological order (version 1 appended it last, which onnx.checker refuses).
+_LAYOUT_VERSION: Final = "2"
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,6 @@ def split_model(source: Path, cache: Path | None = None) -> SplitModel:
 
 def _build(source: Path, folder: Path) -> None:
     import onnx
-    from onnx import TensorProto, helper
 
     model = onnx.load(str(source))
     extractor = onnx.utils.Extractor(model)
@@ -105,17 +107,24 @@ def _build(source: Path, folder: Path) -> None:
         ["tokens", "style", "speed"], [ASR, F0, ENERGY, DURATION_TENSOR, CUMSUM]
     )
     decoder = extractor.extract_model(["style", ASR, F0, ENERGY], ["audio"])
-    graph = decoder.graph
-    carried = f"{CUMSUM}_carried"
-    readers = 0
-    for node in graph.node:
-        for index, name in enumerate(node.input):
-            if name == CUMSUM:
-                node.input[index] = carried
-                readers += 1
-    if readers != 1:
-        raise ValueError(f"expected one reader of the harmonic phase, found {readers}")
-    graph.node.append(helper.make_node("Add", [CUMSUM, PHASE_OFFSET], [carried], name="/phase_carry/Add"))
-    graph.input.append(helper.make_tensor_value_info(PHASE_OFFSET, TensorProto.FLOAT, [1, 1, 9]))
+    _carry_phase(decoder)
+    for part in (encoder, decoder):
+        onnx.checker.check_model(part)  # a graph other tools can load too; the caller falls back if not
     onnx.save(encoder, str(folder / "encoder.onnx"))
     onnx.save(decoder, str(folder / "decoder.onnx"))
+
+
+def _carry_phase(decoder: Any) -> None:
+    """Add ``phase_offset`` to the decoder's running phase, right before the one node that reads it."""
+    from onnx import TensorProto, helper
+
+    graph = decoder.graph
+    carried = f"{CUMSUM}_carried"
+    readers = [index for index, node in enumerate(graph.node) if CUMSUM in node.input]
+    if len(readers) != 1 or list(graph.node[readers[0]].input).count(CUMSUM) != 1:
+        raise ValueError(f"expected one reader of the harmonic phase, found {len(readers)}")
+    reader = graph.node[readers[0]]
+    reader.input[list(reader.input).index(CUMSUM)] = carried
+    add = helper.make_node("Add", [CUMSUM, PHASE_OFFSET], [carried], name="/phase_carry/Add")
+    graph.node.insert(readers[0], add)  # after the phase's producer (earlier), before its reader
+    graph.input.append(helper.make_tensor_value_info(PHASE_OFFSET, TensorProto.FLOAT, [1, 1, 9]))

@@ -4,8 +4,8 @@
   ``CONVERSATION_DIR`` (default ``~/.strands-voice/conversations``).
 - ``s3``: an S3 bucket, Strands' ``S3SessionManager``; ``CONVERSATION_BUCKET``, ``CONVERSATION_PREFIX``
   (default ``conversations/``).
-- ``agentcore-memory``: AgentCore Memory, bedrock-agentcore's Strands session manager;
-  ``AGENTCORE_MEMORY_ID``.
+- ``agentcore-memory``: AgentCore Memory, bedrock-agentcore's Strands session manager (its message
+  update made to keep a redaction: :mod:`agentcore_app.agentcore_memory`); ``AGENTCORE_MEMORY_ID``.
 - ``none``: the app's memory only (lost on restart).
 
 ``CONVERSATION_WINDOW`` bounds the messages an agent keeps (Strands' ``SlidingWindowConversationManager``,
@@ -160,9 +160,8 @@ class ConversationStore:
     def _agentcore_memory(self, session_id: str) -> SessionManager:
         try:
             from bedrock_agentcore.memory.integrations.strands.config import AgentCoreMemoryConfig
-            from bedrock_agentcore.memory.integrations.strands.session_manager import (
-                AgentCoreMemorySessionManager,
-            )
+
+            from agentcore_app.agentcore_memory import HeardMemorySessionManager
         except ImportError as error:
             raise MissingDependencyError(
                 "CONVERSATION_STORE=agentcore-memory needs bedrock-agentcore with its memory module: "
@@ -170,5 +169,6 @@ class ConversationStore:
             ) from error
         assert self.memory_id is not None  # checked in __post_init__
         config = AgentCoreMemoryConfig(memory_id=self.memory_id, session_id=session_id, actor_id=_ACTOR_ID)
-        manager: Any = AgentCoreMemorySessionManager(config, region_name=self.region_name)
+        # Redaction kept: an interrupted answer is stored as what was heard (agentcore_app.agentcore_memory).
+        manager: Any = HeardMemorySessionManager(config, region_name=self.region_name)
         return cast("SessionManager", manager)

@@ -6,6 +6,15 @@ invocations (and loaded from the store, :mod:`agentcore_app.conversation_store`,
 evicted), so the model sees the earlier turns. An invocation without a session id is a conversation of
 its own (a fresh agent, nothing stored).
 
+The store is written off the server's loop (:mod:`agentcore_app.store_writes`: a writer thread per
+conversation, in order), so a slow store slows only its own session; a turn ends once its writes are
+done (at most ``flush_s``), and a conversation whose writes are still running stays in memory. A store
+write that fails is logged with a code and the answer goes on; a store that fails when a conversation
+is opened leaves that conversation in the app's memory only (logged too). A conversation restored with a
+question left unanswered (the app was killed mid-answer) gets
+:data:`~strands_voice.answer_memory.NOTHING_HEARD` as that answer, in memory and in the store: nothing of
+it is known to have been heard, and user and assistant turns alternate again.
+
 A session speaks one answer at a time: a new invocation barges in on the answer still speaking
 (``handler.interrupt()``: that stream ends with ``interrupted``, and the agent is cancelled and remembers
 what was heard), then waits for that answer's stream to end before its own starts. Each session has its
@@ -25,8 +34,12 @@ from typing import Final
 
 from strands import Agent
 from strands.agent.conversation_manager import SlidingWindowConversationManager
+from strands.types.content import Message
+from strands_voice_protocol.errors import StrandsVoiceError
 
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
+from agentcore_app.store_writes import STORE_WRITE_FAILED, STORE_WRITE_PENDING, OffLoopSessionManager
+from strands_voice.answer_memory import NOTHING_HEARD
 from strands_voice.handler import VoiceCallbackHandler
 
 __all__ = ["Conversation", "Conversations", "SessionBusyError"]
@@ -35,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 #: Seconds a new invocation waits for the session's previous answer to stop after the barge-in.
 DEFAULT_TAKEOVER_S: Final = 15.0
+
+#: Seconds a turn waits at its end for its store writes (they go on, in order, after that).
+DEFAULT_FLUSH_S: Final = 10.0
 
 
 class SessionBusyError(Exception):
@@ -51,6 +67,7 @@ class Conversation:
         voice: The voice handler of the answer speaking now, if any.
         request_id: That answer's request id (``agent_start.request_id``).
         last_used: ``time.monotonic()`` of the last turn's end.
+        store: The agent's session manager, writing off the loop (None: nothing stored).
     """
 
     session_id: str | None
@@ -58,6 +75,7 @@ class Conversation:
     voice: VoiceCallbackHandler | None = None
     request_id: str | None = None
     last_used: float = field(default_factory=time.monotonic)
+    store: OffLoopSessionManager | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     waiting: int = 0  # turns waiting for, or holding, the lock
 
@@ -69,6 +87,7 @@ class Conversations:
         store: Where conversations are kept, the window and the idle time.
         make_agent: Builds an agent from its session manager (None: not stored) and conversation manager.
         takeover_s: Seconds a barging-in invocation waits for the previous answer to stop.
+        flush_s: Seconds a turn waits at its end for its store writes.
         clock: ``time.monotonic`` (tests pass a fake one).
     """
 
@@ -78,11 +97,13 @@ class Conversations:
         make_agent: Callable[..., Agent],
         *,
         takeover_s: float = DEFAULT_TAKEOVER_S,
+        flush_s: float = DEFAULT_FLUSH_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self._make_agent = make_agent
         self._takeover_s = takeover_s
+        self._flush_s = flush_s
         self._clock = clock
         self._live: dict[str, Conversation] = {}
 
@@ -102,14 +123,59 @@ class Conversations:
         """Drop conversations idle longer than ``idle_s`` from memory (their store keeps them)."""
         now = self._clock()
         for session_id, conversation in list(self._live.items()):
-            if conversation.waiting == 0 and now - conversation.last_used > self.store.idle_s:
+            writing = conversation.store is not None and conversation.store.busy
+            if conversation.waiting == 0 and not writing and now - conversation.last_used > self.store.idle_s:
                 logger.debug("session_id=<%s> | idle conversation leaves memory", session_id)
                 del self._live[session_id]
 
-    def _new_agent(self, session_id: str | None) -> Agent:
-        manager = None if session_id is None else self.store.session_manager(session_id)
+    def _new_agent(self, conversation: Conversation) -> Agent:
+        """The conversation's agent, restored from the store (blocking I/O: call it on a worker thread).
+
+        A store that fails here (down, refusing writes) is logged with its code and the conversation is
+        kept in the app's memory only, until it leaves memory: the answer is still spoken.
+        """
+        session_id = conversation.session_id
+        try:
+            agent, manager = self._restored(session_id)
+        except StrandsVoiceError:
+            raise  # a setting or an install is missing: the caller's to fix, not the store's fault
+        except Exception as error:
+            logger.error(
+                "session_id=<%s>, code=<%s>, error=<%s> | the conversation store failed; kept in memory only",
+                session_id,
+                STORE_WRITE_FAILED,
+                error,
+            )
+            window = SlidingWindowConversationManager(window_size=self.store.window)
+            agent, manager = self._make_agent(session_manager=None, conversation_manager=window), None
+        if agent.messages and agent.messages[-1]["role"] == "user":
+            # The app stopped (was killed) before the answer was stored: none of it is known to be heard.
+            logger.debug("session_id=<%s> | the last question was left unanswered", session_id)
+            unanswered: Message = {"role": "assistant", "content": [{"text": NOTHING_HEARD}]}
+            agent.messages.append(unanswered)
+            if manager is not None:
+                manager.append_message(unanswered, agent)
+        conversation.store = manager
+        return agent
+
+    def _restored(self, session_id: str | None) -> tuple[Agent, OffLoopSessionManager | None]:
+        inner = None if session_id is None else self.store.session_manager(session_id)
+        manager = None if inner is None else OffLoopSessionManager(inner)
         window = SlidingWindowConversationManager(window_size=self.store.window)
-        return self._make_agent(session_manager=manager, conversation_manager=window)
+        return self._make_agent(session_manager=manager, conversation_manager=window), manager
+
+    async def _stored(self, conversation: Conversation) -> None:
+        """Wait (at most ``flush_s``) for the writes of the turn that ends."""
+        if conversation.store is None:
+            return
+        try:
+            await asyncio.wait_for(conversation.store.flushed(), self._flush_s)
+        except TimeoutError:
+            logger.warning(
+                "session_id=<%s>, code=<%s> | the store is still writing the turn; the writes go on",
+                conversation.session_id,
+                STORE_WRITE_PENDING,
+            )
 
     def interrupt(self, session_id: str, request_id: str | None = None) -> bool:
         """Barge in on the answer ``session_id`` is speaking, if any (the page's Stop button).
@@ -154,12 +220,15 @@ class Conversations:
             try:
                 if conversation.agent is None:
                     # Loading a stored conversation is blocking I/O (files, S3): off the server's loop.
-                    conversation.agent = await asyncio.to_thread(self._new_agent, session_id)
+                    conversation.agent = await asyncio.to_thread(self._new_agent, conversation)
                 conversation.voice, conversation.request_id = voice, request_id
                 yield conversation.agent
             finally:
                 conversation.voice = conversation.request_id = None
-                conversation.last_used = self._clock()
-                conversation.lock.release()
+                try:
+                    await self._stored(conversation)
+                finally:
+                    conversation.last_used = self._clock()
+                    conversation.lock.release()
         finally:
             conversation.waiting -= 1
