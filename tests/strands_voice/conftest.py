@@ -1,0 +1,7 @@
+"""Library test fixtures: a Whisper model for transcription (:mod:`whisper_support`)."""
+
+from __future__ import annotations
+
+from whisper_support import whisper_model
+
+__all__ = ["whisper_model"]
