@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines.loader import ENGINE_KINDS
@@ -90,7 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings for the parsed arguments."""
+    """Settings for the parsed arguments.
+
+    Raises:
+        ConfigurationError: a setting is invalid, or ``--voices`` names nothing.
+    """
+    if args.voices is not None and not args.voices.exists():
+        raise ConfigurationError(f"--voices / KOKORO_VOICES: {args.voices} does not exist")
     return Settings(
         engine=engine_for_device(args.engine, args.device),
         device=args.device,

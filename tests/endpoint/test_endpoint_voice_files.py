@@ -91,6 +91,8 @@ def test_the_command_line_takes_voices_and_the_environment(
     assert parsed.voices == voice_dir
     monkeypatch.setenv("KOKORO_VOICES", str(voice_dir))
     assert settings_from_args(build_parser().parse_args([])).voices == voice_dir
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        settings_from_args(build_parser().parse_args(["--voices", str(voice_dir / "missing")]))
 
 
 @pytest.fixture(scope="module")
