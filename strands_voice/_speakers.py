@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Final
@@ -188,7 +189,7 @@ class Speakers:
             done = self._cond.wait_for(lambda: self._buffer.queued == 0 or self._closed, timeout)
             stream = self._stream
         if done and stream is not None:
-            threading.Event().wait(float(stream.latency))  # the device's own buffer plays out
+            time.sleep(float(stream.latency))  # the device's own buffer plays out
         return bool(done)
 
     def close(self) -> None:
@@ -247,7 +248,7 @@ class Speakers:
             ) from None
         self._stream = stream
 
-    def _callback(self, outdata: Any, frames: int, time: Any, status: Any) -> None:
+    def _callback(self, outdata: Any, frames: int, timing: Any, status: Any) -> None:
         """PortAudio's thread: the next ``frames`` frames, silence where nothing is queued."""
         with self._cond:
             pulled = self._buffer.pull(len(outdata))
