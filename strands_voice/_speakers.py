@@ -219,6 +219,7 @@ class Speakers:
             stream, self._stream = self._stream, None
             self._rate, self._channels = rate, channels
             self._buffer = self._new_buffer()
+            self._generation += 1  # a writer still waiting for room held audio of the old format
             self._cond.notify_all()
         if stream is not None:
             stream.close()
