@@ -21,6 +21,7 @@ from strands_voice_protocol.errors import (
 )
 from strands_voice_protocol.events import EVENT_TYPES, Event
 
+from strands_voice._speakers import Speakers
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.options import VOICE_OPTIONS_KEY, Mode, VoiceOptions
 from strands_voice.plugin import VoicePlugin
@@ -40,6 +41,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     "VOICE_OPTIONS_KEY",
     "Mode",
     "run_voice",
+    "Speakers",
     # The TTS session and its transports
     "TTSSession",
     "RetryPolicy",

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -26,9 +27,10 @@ def free_port() -> int:
 class EndpointProcess:
     """``python -m kokoro_endpoint.cli --engine onnx`` on 127.0.0.1:<port>, as its own process."""
 
-    def __init__(self, port: int, log_path: Path) -> None:
+    def __init__(self, port: int, log_path: Path, env: Mapping[str, str] | None = None) -> None:
         self.port = port
         self.log_path = log_path
+        self.env = dict(env or {})
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -41,7 +43,7 @@ class EndpointProcess:
 
     def start(self, ready_timeout_s: float = 300.0) -> None:
         """Start the process and wait (bounded) until ``/ping`` answers 200."""
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **self.env}
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [

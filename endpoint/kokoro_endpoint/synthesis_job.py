@@ -11,7 +11,7 @@ from strands_voice_protocol.errors import FrameDecodeError
 from strands_voice_protocol.frames import ErrorFrame, Synthesize
 
 from kokoro_endpoint.engines.interface import Engine, ReadingEngine
-from kokoro_endpoint.languages import LANGUAGE_NAMES, Reading, request_language
+from kokoro_endpoint.languages import LANGUAGE_NAMES, READER_EXTRAS, Reading, request_language
 from kokoro_endpoint.lexicon import Lexicon, lexicon_problem
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.voices import parse_voice, unknown_part
@@ -123,8 +123,11 @@ def _reading(message: Synthesize, voice: str, engine: Engine, settings: Settings
 
 def _unsupported(lang: str, languages: frozenset[str], request_id: str | None) -> ErrorFrame:
     have = ", ".join(f"{letter} ({LANGUAGE_NAMES.get(letter, letter)})" for letter in sorted(languages))
+    extra = f" ({READER_EXTRAS[lang]})" if lang in READER_EXTRAS else ""
     return ErrorFrame(
-        "unsupported_language", f"No reader for language '{lang}'. This endpoint reads: {have}.", request_id
+        "unsupported_language",
+        f"No reader for language '{lang}'{extra}. This endpoint reads: {have}.",
+        request_id,
     )
 
 

@@ -12,25 +12,9 @@ import numpy as np
 import numpy.typing as npt
 from kokoro_endpoint.text import split_segments
 from leg1_client import Reply, collect, replies
+from whisper_support import whisper_input
 
 __all__ = ["RecordingEngine", "Reply", "collect", "replies", "whisper_input"]
-
-#: faster-whisper reads a bare array as 16 kHz mono float32.
-WHISPER_RATE = 16_000
-
-
-def whisper_input(
-    audio: npt.NDArray[np.float32], rate: int = 24_000, lead_in_s: float = 0.0
-) -> npt.NDArray[np.float32]:
-    """``audio`` at ``rate`` as Whisper takes it: 16 kHz, after ``lead_in_s`` of silence.
-
-    A 24 kHz array handed over as it is would be heard 1.5 times slower and lower. The lead-in is there
-    because Whisper hears speech at t=0 less well (about Whisper, not the audio).
-    """
-    count = audio.size * WHISPER_RATE // rate
-    at_16k = np.interp(np.arange(count) * (rate / WHISPER_RATE), np.arange(audio.size), audio)
-    lead_in = np.zeros(int(lead_in_s * WHISPER_RATE))
-    return np.concatenate([lead_in, at_16k]).astype(np.float32)
 
 
 class RecordingEngine:

@@ -49,6 +49,7 @@ def _post(server: RunningServer, body: dict[str, Any]) -> httpx.Response:
 
 def test_japanese_is_understood(endpoint_server: RunningServer, whisper_model: Any) -> None:
     jiwer = require("jiwer", "asr")
+    require("pyopenjtalk", "ja")
     text = "".join(JAPANESE)
     pcm = _post(endpoint_server, {"text": text, "voice": "jf_alpha"}).content  # lang from the voice
     heard = _heard(whisper_model, pcm, "ja")
@@ -99,6 +100,7 @@ def test_openai_sdk_speaks_a_blend_in_mulaw(endpoint_server: RunningServer, whis
 def test_demo_with_a_japanese_voice_speaks_the_japanese_answer(
     tmp_path: Path, onnx_engine: Any, whisper_model: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require("pyopenjtalk", "ja")
     from strands_voice_tools import demo
     from strands_voice_tools.demo import stack as demo_stack
 

@@ -56,7 +56,7 @@ def test_settings_reject_nonsense() -> None:
 def test_ping_is_503_until_the_engine_is_loaded(onnx_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     gate = threading.Event()
 
-    def slow_load(kind: str, model_dir: Any, device: str | None = None) -> Any:
+    def slow_load(kind: str, model_dir: Any, device: str | None = None, voices: Any = None) -> Any:
         assert kind == "onnx"
         gate.wait(60)
         return onnx_engine

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
 from kokoro_endpoint.voices import VoicePart, blend_styles, parse_voice
+from optional_groups import require
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_client_message
 from websockets.asyncio.client import connect
@@ -107,8 +109,8 @@ def _validate(engine: Any, settings: Settings | None = None, **fields: Any) -> S
 
 
 def test_validation_of_blends_languages_and_lexicons(onnx_engine: Any) -> None:
-    job = _validate(onnx_engine, text=JAPANESE, voice="jf_alpha(2)+jm_kumo(1)")
-    assert isinstance(job, SynthesisJob) and job.voice == "jf_alpha(2)+jm_kumo(1)" and job.reading.lang == "j"
+    job = _validate(onnx_engine, text="Hi.", voice="jf_alpha(2)+jm_kumo(1)")
+    assert isinstance(job, SynthesisJob) and job.voice == "jf_alpha(2)+jm_kumo(1)" and job.reading.lang == "a"
     unknown = _validate(onnx_engine, text="Hi.", voice="jf_alpha+nobody", request_id="r")
     assert (
         isinstance(unknown, ErrorFrame) and unknown.code == "unknown_voice" and "'nobody'" in unknown.message
@@ -118,7 +120,7 @@ def test_validation_of_blends_languages_and_lexicons(onnx_engine: Any) -> None:
     assert isinstance(malformed, ErrorFrame) and malformed.code == "unknown_voice"
     unsupported = _validate(onnx_engine, text="你好。", lang="z")
     assert isinstance(unsupported, ErrorFrame) and unsupported.code == "unsupported_language"
-    assert "'z'" in unsupported.message and "j (Japanese)" in unsupported.message
+    assert "'z'" in unsupported.message and "a (American English)" in unsupported.message
     bad = _validate(onnx_engine, text="Hello Acme.", lexicon={"Acme": "æk€mi"})
     assert isinstance(bad, ErrorFrame) and bad.code == "invalid_request" and "'Acme'" in bad.message
     deployment = Settings(lexicon={"Acme": "ˈækmi", "Kokoro": "kˈOkəɹO"})
@@ -153,10 +155,43 @@ def test_a_blend_sounds_between_its_parts(onnx_engine: Any) -> None:
     assert 0.2 * apart < distance(blend, second) < apart
 
 
-def test_japanese_is_spoken_and_lexicon_words_keep_the_text_as_sent(onnx_engine: Any) -> None:
+def test_japanese_is_read_by_its_reader(onnx_engine: Any, endpoint_server: RunningServer) -> None:
+    """The Japanese reader (the ``ja`` group): a Japanese voice's blend validates as Japanese, is spoken,
+    and is listed; Leg 1 speaks it."""
+    require("pyopenjtalk", "ja")
+    job = _validate(onnx_engine, text=JAPANESE, voice="jf_alpha(2)+jm_kumo(1)")
+    assert isinstance(job, SynthesisJob) and job.reading.lang == "j"
     audio, _ = _audio(onnx_engine, JAPANESE, "jf_alpha", Reading("j"))
     loud = np.abs(audio) > 0.05
     assert len(audio) / 24_000 > 1.0 and loud.mean() > 0.1  # was silent with the English reader
+    assert "j" in httpx.get(f"{endpoint_server.base_url}/voices", timeout=30).json()["languages"]
+
+    async def leg1() -> None:
+        async with connect(endpoint_server.ws_url) as ws:
+            await ws.send(
+                json.dumps({"text": "東京へ行きます。", "voice": "jf_alpha(3)+jm_kumo", "request_id": "j"})
+            )
+            (got,) = replies(await collect(ws, terminals=1))
+        assert got.kind == "synthesis_complete" and len(got.audio) > 24_000
+
+    asyncio.run(leg1())
+
+
+def test_without_the_japanese_reader_a_japanese_request_says_how_to_add_it(onnx_engine: Any) -> None:
+    english_only = _engine_reading(onnx_engine, frozenset({"a"}))
+    refused = _validate(english_only, text=JAPANESE, voice="jf_alpha", request_id="j")
+    assert isinstance(refused, ErrorFrame) and refused.code == "unsupported_language"
+    assert "uv sync --group ja" in refused.message and "kokoro-endpoint[ja]" in refused.message
+
+
+def _engine_reading(engine: Any, languages: frozenset[str]) -> Any:
+    """A copy of the real engine that offers only ``languages`` (what an install without a reader has)."""
+    english_only = copy.copy(engine)
+    english_only.languages = languages
+    return english_only
+
+
+def test_lexicon_words_keep_the_text_as_sent(onnx_engine: Any) -> None:
     text = "I love Kokoro today."
     _, words = _audio(onnx_engine, text, "jm_kumo", Reading("a", Lexicon({"kokoro": "kˈOkəɹO"})))
     assert [(w.word, text[w.char_start : w.char_end]) for w in words][2] == ("Kokoro", "Kokoro")
@@ -169,11 +204,11 @@ def test_routes_list_base_voices_and_answer_errors(endpoint_server: RunningServe
     base = endpoint_server.base_url
     listed = httpx.get(f"{base}/voices", timeout=30).json()
     assert "jf_alpha" in listed["voices"] and not any("+" in voice for voice in listed["voices"])
-    assert {"a", "j"} <= set(listed["languages"])
+    assert "a" in listed["languages"]
     assert httpx.get(f"{base}/v1/audio/voices", timeout=30).json() == listed
     bodies = [
         ({"text": "Hi.", "voice": "jf_alpha+nobody"}, "unknown_voice", "'nobody'"),
-        ({"text": "Hi.", "lang": "z"}, "unsupported_language", "j (Japanese)"),
+        ({"text": "Hi.", "lang": "z"}, "unsupported_language", "a (American English)"),
         ({"text": "Hi Acme.", "lexicon": {"Acme": "a€"}}, "invalid_request", "'Acme'"),
         ({"text": "Hi.", "lexicon": ["Acme"]}, "invalid_request", "lexicon"),
     ]
@@ -185,11 +220,9 @@ def test_routes_list_base_voices_and_answer_errors(endpoint_server: RunningServe
     async def leg1() -> None:
         async with connect(endpoint_server.ws_url) as ws:
             await ws.send(json.dumps({"text": "Hi.", "lang": "z", "request_id": "z"}))
-            await ws.send(
-                json.dumps({"text": "東京へ行きます。", "voice": "jf_alpha(3)+jm_kumo", "request_id": "j"})
-            )
+            await ws.send(json.dumps({"text": "Hi.", "voice": "jf_alpha(3)+jm_kumo", "request_id": "b"}))
             got = replies(await collect(ws, terminals=2))
         assert got[0].end is not None and got[0].end["code"] == "unsupported_language"
-        assert got[1].kind == "synthesis_complete" and len(got[1].audio) > 24_000
+        assert got[1].kind == "synthesis_complete" and len(got[1].audio) > 12_000
 
     asyncio.run(leg1())

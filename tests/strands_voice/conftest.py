@@ -1,5 +1,6 @@
-"""Fixtures for the library tests: a client-side recording wrapper around real transports, a short text, and
-for the SageMaker transport dummy AWS credentials and a trusted TLS certificate."""
+"""Fixtures for the library tests: a client-side recording wrapper around real transports, a short text,
+for the SageMaker transport dummy AWS credentials and a trusted TLS certificate, and a Whisper model
+(:mod:`whisper_support`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from typing import Any
 
 import pytest
 from fake_sagemaker_runtime import DUMMY_KEY_ID, DUMMY_SECRET, TLSFiles
+from whisper_support import whisper_model
 
 from strands_voice.transport import Frame, FrameTransport
+
+__all__ = ["whisper_model"]
 
 #: Short, so the real Kokoro endpoint answers quickly on a shared CPU; three chunks for the chunker.
 #: The first chunk is tiny, so its audio comes quickly even on a loaded machine.

