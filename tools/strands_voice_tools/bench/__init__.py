@@ -15,6 +15,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--schedule`` measures only the endpoint's scheduling, first-in-first-out against deadline side by side
 (:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
 
+``--peers`` measures strands-voice beside kokoro-onnx (the ``peers`` group) on the same model file and voice
+pack, each in its own process, alternated trial by trial (:mod:`strands_voice_tools.bench.peers`).
+
 ``--heard`` measures only section 6, in four configurations on one endpoint, alternated trial by trial
 (Kokoro's raw segments, the silence policy, windowed decoding with issue 15's plan, with the engine's own
 plan): before/after for each step in one run.
@@ -69,6 +72,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
     )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="only strands-voice beside kokoro-onnx (same model and voice; needs `uv sync --group peers`)",
+    )
 
 
 def _progress(line: str) -> None:
@@ -102,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     if getattr(args, "schedule", False):
         return _run_schedule(args, plot_path)
+    if getattr(args, "peers", False):
+        return _run_peers(args, plot_path)
 
     from strands_voice_tools.bench.stack import start_bench_stack
 
@@ -164,6 +174,33 @@ def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
     if plot_path is not None:
         plot_path.parent.mkdir(parents=True, exist_ok=True)
         write_schedule_plot(results, plot_path)
+        _progress(f"wrote {plot_path}")
+    return 0
+
+
+def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
+    """``--peers``: strands-voice's endpoint beside kokoro-onnx, each in its own process."""
+    import importlib.util
+
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice_tools.bench.peers import PeersConfig, bench_peers
+    from strands_voice_tools.bench.peers_report import format_peers, write_peers_plot
+
+    if importlib.util.find_spec("kokoro_onnx") is None:
+        raise MissingDependencyError("bench --peers needs kokoro-onnx: run `uv sync --group peers`")
+    config = PeersConfig()
+    if getattr(args, "quick", False):
+        config = dataclasses.replace(config, trials=1, texts=config.texts[:1])
+    trials = getattr(args, "trials", None)
+    if trials is not None:
+        config = dataclasses.replace(config, trials=trials)
+    results = asyncio.run(bench_peers(config, _progress))
+    print(format_peers(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    if plot_path is not None:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_peers_plot(results, plot_path)
         _progress(f"wrote {plot_path}")
     return 0
 

@@ -1,0 +1,368 @@
+"""strands-voice beside kokoro-onnx, side by side in one run (``strands-voice bench --peers``).
+
+Two processes, each with its own memory: the real endpoint (``python -m kokoro_endpoint.cli --engine onnx``),
+timed over Leg 1 by the thinnest client (:mod:`.endpoint_probe`), and kokoro-onnx's streaming API
+(``Kokoro.create_stream``) in :mod:`.peer_kokoro_onnx`. Both load the same int8 model file and the same
+voice pack. For each text (a 44- and a 197-character sentence, the 267-character four-sentence answer) the
+two alternate trial by trial (A B, B A, ...), after untimed warm-ups. Per peer: time to first audio and to
+first audible sound (medians), the real-time factor of the whole answer (time to its end over its audio
+seconds; below 1 is faster than real time) and the process's peak resident memory (``VmHWM``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import importlib.util
+import json
+import os
+import shlex
+import socket
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.wire import SAMPLE_RATE
+
+from strands_voice_tools.bench.machine import describe_machine, load_average, package_version
+from strands_voice_tools.bench.stats import median_or_none
+from strands_voice_tools.bench.texts import BENCH_TEXT, HEARD_LONG, HEARD_SHORT
+
+__all__ = [
+    "PEERS",
+    "PeerRun",
+    "PeersConfig",
+    "bench_peers",
+    "peak_rss_mb",
+    "summarize_peer",
+    "trial_order",
+]
+
+#: The peers, strands-voice first.
+PEERS: Final = ("strands-voice", "kokoro-onnx")
+#: How each peer turns text into phonemes (the figures include it).
+G2P: Final = {"strands-voice": "misaki (+ espeak-ng fallback)", "kokoro-onnx": "espeak-ng (phonemizer)"}
+#: Seconds a peer may take to load its model and warm up.
+READY_TIMEOUT_S: Final = 600.0
+#: Seconds one request may take.
+REQUEST_TIMEOUT_S: Final = 300.0
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PeersConfig:
+    """What ``bench --peers`` runs.
+
+    Attributes:
+        trials: Timed trials per text and peer.
+        warmups: Untimed trials first.
+        voice: The voice pack both peers speak with.
+        texts: (label, text) pairs; the answer (``BENCH_TEXT``) gives the real-time factor.
+    """
+
+    trials: int = 5
+    warmups: int = 1
+    voice: str = "jm_kumo"
+    texts: tuple[tuple[str, str], ...] = (
+        ("short", HEARD_SHORT),
+        ("long", HEARD_LONG),
+        ("answer", BENCH_TEXT),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRun:
+    """One request to one peer.
+
+    Attributes:
+        first_audio_s: From the request to its first audio.
+        first_heard_s: From the request to its first audible sound (a player starting at the first audio).
+        total_s: From the request to its last audio.
+        audio_s: Seconds of audio.
+    """
+
+    first_audio_s: float
+    first_heard_s: float | None
+    total_s: float
+    audio_s: float
+
+
+class Peer(Protocol):
+    """A TTS system under test, in its own process."""
+
+    name: str
+    load_s: float | None
+
+    @property
+    def pid(self) -> int: ...
+
+    async def start(self) -> None: ...
+
+    async def measure(self, text: str, voice: str) -> PeerRun: ...
+
+    async def stop(self) -> None: ...
+
+
+def trial_order(trial: int, peers: Sequence[str] = PEERS) -> tuple[str, ...]:
+    """The order the peers run in on ``trial``: as given on even trials, reversed on odd ones."""
+    return tuple(peers) if trial % 2 == 0 else tuple(reversed(peers))
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """A process's peak resident memory in MB (``VmHWM`` of /proc/<pid>/status), None where unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _stop(proc: asyncio.subprocess.Process | None) -> None:
+    """Terminate ``proc`` (kill it when it does not exit within 15 s) and reap it."""
+    if proc is None or proc.returncode is not None:
+        return
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 15.0)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+@dataclass
+class EndpointPeer:
+    """The real endpoint as its own process, timed over Leg 1 from this one."""
+
+    name: str = "strands-voice"
+    load_s: float | None = None
+    port: int = field(default_factory=_free_port)
+    _proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int:
+        """The endpoint's process id."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    async def start(self) -> None:
+        """Start the endpoint and wait (bounded) until ``/ping`` says its engine is loaded and warm."""
+        import httpx
+
+        started = time.perf_counter()
+        command = ["-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port)]
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, *command, "--log-level", "warning", stdout=asyncio.subprocess.DEVNULL
+        )
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while time.perf_counter() - started < READY_TIMEOUT_S:
+                if self._proc.returncode is not None:
+                    raise StrandsVoiceError(f"the endpoint exited with {self._proc.returncode}")
+                try:
+                    if (await client.get(f"http://127.0.0.1:{self.port}/ping")).status_code == 200:
+                        self.load_s = round(time.perf_counter() - started, 3)
+                        return
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.25)
+        raise StrandsVoiceError(f"the endpoint was not ready within {READY_TIMEOUT_S:.0f} s")
+
+    async def measure(self, text: str, voice: str) -> PeerRun:
+        """One request on a new Leg 1 session (its opening is not timed), to ``synthesis_complete``."""
+        from strands_voice_tools.bench.endpoint_probe import measure_request
+
+        url = f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+        timing = await measure_request(url, text, voice=voice, timeout_s=REQUEST_TIMEOUT_S)
+        return PeerRun(timing.ttfa_s, timing.heard_s, timing.total_s, timing.audio_bytes / (2 * SAMPLE_RATE))
+
+    async def stop(self) -> None:
+        """Stop the endpoint."""
+        await _stop(self._proc)
+
+
+@dataclass
+class KokoroOnnxPeer:
+    """kokoro-onnx in :mod:`.peer_kokoro_onnx`'s process, one JSON line per request each way."""
+
+    name: str = "kokoro-onnx"
+    load_s: float | None = None
+    _proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    async def start(self) -> None:
+        """Start the worker and wait (bounded) for its ``ready`` line."""
+        started = time.perf_counter()
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "strands_voice_tools.bench.peer_kokoro_onnx",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        await self._read(READY_TIMEOUT_S)
+        self.load_s = round(time.perf_counter() - started, 3)
+
+    async def measure(self, text: str, voice: str) -> PeerRun:
+        """One ``create_stream`` call in the worker, streamed to its end."""
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write((json.dumps({"text": text, "voice": voice}) + "\n").encode())
+        await self._proc.stdin.drain()
+        reply = await self._read(REQUEST_TIMEOUT_S)
+        return PeerRun(reply["first_audio_s"], reply["first_heard_s"], reply["total_s"], reply["audio_s"])
+
+    async def _read(self, timeout_s: float) -> dict[str, Any]:
+        """The worker's next JSON line, waited for at most ``timeout_s``.
+
+        Raises:
+            StrandsVoiceError: the worker failed, exited or overran.
+        """
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._proc.stdout.readline(), timeout_s)
+        except TimeoutError:
+            raise StrandsVoiceError(f"kokoro-onnx did not answer within {timeout_s:.0f} s") from None
+        if not line:
+            raise StrandsVoiceError(f"the kokoro-onnx worker exited with {await self._proc.wait()}")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise StrandsVoiceError(f"kokoro-onnx failed: {reply['error']}")
+        return reply
+
+    async def stop(self) -> None:
+        """Close the worker's input (it exits at the end of it), then stop it if it has not."""
+        if self._proc is not None and self._proc.stdin is not None and self._proc.returncode is None:
+            self._proc.stdin.close()
+            try:
+                await asyncio.wait_for(self._proc.wait(), 15.0)
+            except TimeoutError:
+                pass
+        await _stop(self._proc)
+
+
+def summarize_peer(
+    name: str, texts: Sequence[tuple[str, str]], runs: dict[str, list[PeerRun]]
+) -> dict[str, Any]:
+    """One peer's figures: medians per text, the headline fields, and every trial.
+
+    ``first_audio_ms``/``first_heard_ms`` are the first text's (the short sentence), ``_long``/``_answer``
+    suffixed the others'; ``rtf`` is the answer's (the last text's) median time to its end over its audio.
+    """
+    entry: dict[str, Any] = {"name": name, "g2p": G2P.get(name)}
+    per_text: dict[str, Any] = {}
+    for index, (label, text) in enumerate(texts):
+        trials = runs.get(label, [])
+        first = [run.first_audio_s * 1e3 for run in trials]
+        heard = [run.first_heard_s * 1e3 for run in trials if run.first_heard_s is not None]
+        rtf = [run.total_s / run.audio_s for run in trials if run.audio_s > 0]
+        per_text[label] = {
+            "chars": len(text),
+            "first_audio_ms": [round(value, 1) for value in first],
+            "first_heard_ms": [round(value, 1) for value in heard],
+            "total_ms": [round(run.total_s * 1e3, 1) for run in trials],
+            "audio_s": [round(run.audio_s, 3) for run in trials],
+            "rtf": [round(value, 3) for value in rtf],
+        }
+        suffix = "" if index == 0 else f"_{label}"
+        entry[f"first_audio_ms{suffix}"] = _rounded(median_or_none(first), 1)
+        entry[f"first_heard_ms{suffix}"] = _rounded(median_or_none(heard), 1)
+        if index == len(texts) - 1:
+            entry["rtf"] = _rounded(median_or_none(rtf), 3)
+            entry["rtf_text"] = label
+    entry["texts"] = per_text
+    return entry
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+async def _alternate(
+    peers: dict[str, Peer], config: PeersConfig, progress: Progress
+) -> dict[str, dict[str, list[PeerRun]]]:
+    """Every text, the peers alternated trial by trial; warm-up trials are run and dropped."""
+    runs: dict[str, dict[str, list[PeerRun]]] = {name: {} for name in peers}
+    for label, text in config.texts:
+        for trial in range(config.warmups + config.trials):
+            timed = trial >= config.warmups
+            for name in trial_order(trial, tuple(peers)):
+                what = f"trial {trial - config.warmups + 1}" if timed else "warm-up"
+                progress(f"{name}: {label} ({len(text)} chars), {what}")
+                run = await peers[name].measure(text, config.voice)
+                if timed:
+                    runs[name].setdefault(label, []).append(run)
+    return runs
+
+
+async def bench_peers(
+    config: PeersConfig, progress: Progress, argv: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Start both peers, measure them side by side (see the module docstring), stop them.
+
+    Args:
+        config: What to run.
+        progress: Called with a line per step.
+        argv: The command's arguments after ``strands-voice`` (recorded as ``command``).
+
+    Returns:
+        A JSON-ready mapping: ``peers`` (one entry per peer), ``machine``, ``command``, ``config``.
+
+    Raises:
+        StrandsVoiceError: a peer did not start or a request failed.
+    """
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "schema": "strands-voice-bench-peers/1",
+        "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
+        "config": {"trials": config.trials, "warmups": config.warmups, "voice": config.voice},
+        "machine": {
+            **describe_machine(),
+            "kokoro_onnx": package_version("kokoro-onnx"),
+            # spaCy (the endpoint's English G2P) imports torch at import time when it is installed.
+            "torch_installed": importlib.util.find_spec("torch") is not None,
+        },
+    }
+    if results["machine"]["torch_installed"]:
+        progress(
+            "torch is installed here: spaCy loads it into the endpoint (about +560 MB); the CPU install's "
+            "memory is measured without the torch group (docs/benchmarks.md)"
+        )
+    peers: dict[str, Peer] = {"strands-voice": EndpointPeer(), "kokoro-onnx": KokoroOnnxPeer()}
+    try:
+        for peer in peers.values():
+            progress(f"starting {peer.name} (loading the model)")
+            await peer.start()
+            progress(f"{peer.name} ready in {peer.load_s} s, {peak_rss_mb(peer.pid)} MB")
+        runs = await _alternate(peers, config, progress)
+        results["peers"] = [
+            {
+                **summarize_peer(name, config.texts, runs[name]),
+                "load_s": peer.load_s,
+                "peak_mb": peak_rss_mb(peer.pid),
+            }
+            for name, peer in peers.items()
+        ]
+    finally:
+        for peer in peers.values():
+            await peer.stop()
+    results["machine"]["load_average_end"] = load_average()
+    results["machine"]["threads_env"] = os.environ.get("KOKORO_ONNX_THREADS")
+    results["duration_s"] = round(time.perf_counter() - started, 1)
+    return results
