@@ -3,6 +3,7 @@ protocol, and one real run of both peers on the short sentence (the ``peers`` gr
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from optional_groups import require
+from strands_voice_tools.bench import add_arguments
 from strands_voice_tools.bench.peer_kokoro_onnx import SAMPLE_RATE, serve, time_stream
 from strands_voice_tools.bench.peers import (
     PEERS,
@@ -184,3 +186,13 @@ def test_both_peers_speak_the_short_sentence_side_by_side() -> None:
         assert 2.0 < peer["texts"]["short"]["audio_s"][0] < 4.0, peer
         assert peer["first_audio_ms"] > 0 and peer["first_heard_ms"] >= peer["first_audio_ms"]
         assert peer["peak_mb"] is None or peer["peak_mb"] > 100.0
+
+
+def test_schedule_session_counts_are_parsed_and_checked() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args(["--schedule", "--sessions", "1,2,3,4"]).sessions == (1, 2, 3, 4)
+    assert parser.parse_args(["--peers"]).sessions is None
+    for bad in ("0,1", "one", ""):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["--schedule", "--sessions", bad])

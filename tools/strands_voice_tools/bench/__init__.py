@@ -73,10 +73,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
     )
     parser.add_argument(
+        "--sessions",
+        metavar="N,N,...",
+        type=_session_counts,
+        default=None,
+        help="with --schedule: the staggered session counts (default 1,2,4,8)",
+    )
+    parser.add_argument(
         "--peers",
         action="store_true",
         help="only strands-voice beside kokoro-onnx (same model and voice; needs `uv sync --group peers`)",
     )
+
+
+def _session_counts(value: str) -> tuple[int, ...]:
+    """``--sessions``: comma-separated positive session counts."""
+    try:
+        counts = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of session counts: {value!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("session counts must be at least 1")
+    return counts
 
 
 def _progress(line: str) -> None:
@@ -166,6 +184,9 @@ def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
     trials = getattr(args, "trials", None)
     if trials is not None:
         config = dataclasses.replace(config, trials=trials)
+    sessions = getattr(args, "sessions", None)
+    if sessions is not None:
+        config = dataclasses.replace(config, sessions=sessions)
     _progress("loading the ONNX engine")
     engine = load_tts_engine()
     results = asyncio.run(bench_schedule(engine, config, _progress))
