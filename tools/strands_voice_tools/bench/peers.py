@@ -34,6 +34,7 @@ from strands_voice_tools.bench.texts import BENCH_TEXT, HEARD_LONG, HEARD_SHORT
 
 __all__ = [
     "PEERS",
+    "TUNED",
     "PeerRun",
     "PeersConfig",
     "bench_peers",
@@ -44,8 +45,14 @@ __all__ = [
 
 #: The peers, strands-voice first.
 PEERS: Final = ("strands-voice", "kokoro-onnx")
+#: kokoro-onnx given the endpoint's graph and session options (``--peers-tuned``): where a gap comes from.
+TUNED: Final = "kokoro-onnx, endpoint graph"
 #: How each peer turns text into phonemes (the figures include it).
-G2P: Final = {"strands-voice": "misaki (+ espeak-ng fallback)", "kokoro-onnx": "espeak-ng (phonemizer)"}
+G2P: Final = {
+    "strands-voice": "misaki (+ espeak-ng fallback)",
+    "kokoro-onnx": "espeak-ng (phonemizer)",
+    TUNED: "espeak-ng (phonemizer)",
+}
 #: Seconds a peer may take to load its model and warm up.
 READY_TIMEOUT_S: Final = 600.0
 #: Seconds one request may take.
@@ -61,6 +68,7 @@ class PeersConfig:
     Attributes:
         trials: Timed trials per text and peer.
         warmups: Untimed trials first.
+        peers: The peers, in their first trial's order (:data:`PEERS`, and :data:`TUNED` if asked).
         voice: The voice pack both peers speak with.
         texts: (label, text) pairs; the answer (``BENCH_TEXT``) gives the real-time factor.
     """
@@ -73,6 +81,7 @@ class PeersConfig:
         ("long", HEARD_LONG),
         ("answer", BENCH_TEXT),
     )
+    peers: tuple[str, ...] = PEERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +207,7 @@ class KokoroOnnxPeer:
 
     name: str = "kokoro-onnx"
     load_s: float | None = None
+    endpoint_graph: bool = False
     _proc: asyncio.subprocess.Process | None = None
 
     @property
@@ -213,6 +223,7 @@ class KokoroOnnxPeer:
             sys.executable,
             "-m",
             "strands_voice_tools.bench.peer_kokoro_onnx",
+            *(["--endpoint-graph"] if self.endpoint_graph else []),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
@@ -296,7 +307,9 @@ def _rounded(value: float | None, digits: int) -> float | None:
 async def _alternate(
     peers: dict[str, Peer], config: PeersConfig, progress: Progress
 ) -> dict[str, dict[str, list[PeerRun]]]:
-    """Every text, the peers alternated trial by trial; warm-up trials are run and dropped."""
+    """Every text, the peers alternated trial by trial: runs per peer and text label, the warm-up trials
+    (the first request of each text, the cost a peer that does not warm up at start pays then) under
+    ``warm-up/<label>``."""
     runs: dict[str, dict[str, list[PeerRun]]] = {name: {} for name in peers}
     for label, text in config.texts:
         for trial in range(config.warmups + config.trials):
@@ -305,8 +318,7 @@ async def _alternate(
                 what = f"trial {trial - config.warmups + 1}" if timed else "warm-up"
                 progress(f"{name}: {label} ({len(text)} chars), {what}")
                 run = await peers[name].measure(text, config.voice)
-                if timed:
-                    runs[name].setdefault(label, []).append(run)
+                runs[name].setdefault(label if timed else f"warm-up/{label}", []).append(run)
     return runs
 
 
@@ -331,7 +343,12 @@ async def bench_peers(
         "schema": "strands-voice-bench-peers/1",
         "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
-        "config": {"trials": config.trials, "warmups": config.warmups, "voice": config.voice},
+        "config": {
+            "trials": config.trials,
+            "warmups": config.warmups,
+            "voice": config.voice,
+            "peers": list(config.peers),
+        },
         "machine": {
             **describe_machine(),
             "kokoro_onnx": package_version("kokoro-onnx"),
@@ -344,18 +361,31 @@ async def bench_peers(
             "torch is installed here: spaCy loads it into the endpoint (about +560 MB); the CPU install's "
             "memory is measured without the torch group (docs/benchmarks.md)"
         )
-    peers: dict[str, Peer] = {"strands-voice": EndpointPeer(), "kokoro-onnx": KokoroOnnxPeer()}
+    known: dict[str, Callable[[], Peer]] = {
+        "strands-voice": EndpointPeer,
+        "kokoro-onnx": KokoroOnnxPeer,
+        TUNED: lambda: KokoroOnnxPeer(name=TUNED, endpoint_graph=True),
+    }
+    peers = {name: known[name]() for name in config.peers}
+    ready_mb: dict[str, float | None] = {}
     try:
         for peer in peers.values():
             progress(f"starting {peer.name} (loading the model)")
             await peer.start()
-            progress(f"{peer.name} ready in {peer.load_s} s, {peak_rss_mb(peer.pid)} MB")
+            ready_mb[peer.name] = peak_rss_mb(peer.pid)
+            progress(f"{peer.name} ready in {peer.load_s} s, {ready_mb[peer.name]} MB")
         runs = await _alternate(peers, config, progress)
         results["peers"] = [
             {
                 **summarize_peer(name, config.texts, runs[name]),
                 "load_s": peer.load_s,
+                "ready_mb": ready_mb[name],
                 "peak_mb": peak_rss_mb(peer.pid),
+                "warm_up_first_audio_ms": {
+                    label: round(runs[name][f"warm-up/{label}"][0].first_audio_s * 1e3, 1)
+                    for label, _ in config.texts
+                    if runs[name].get(f"warm-up/{label}")
+                },
             }
             for name, peer in peers.items()
         ]

@@ -20,6 +20,7 @@ PEER_ROWS: tuple[tuple[str, str, str], ...] = (
     ("first_heard_ms_long", "first audible sound, 197-char sentence", "ms"),
     ("first_heard_ms_answer", "first audible sound, 4-sentence answer", "ms"),
     ("rtf", "real-time factor (time to the end / audio seconds)", "x"),
+    ("ready_mb", "memory when ready (process VmHWM)", "MB"),
     ("peak_mb", "peak memory (process VmHWM)", "MB"),
     ("load_s", "start to ready (process start, model load, warm-up)", "s"),
 )
