@@ -25,7 +25,7 @@ PEER_ROWS: tuple[tuple[str, str, str], ...] = (
     ("load_s", "start to ready (process start, model load, warm-up)", "s"),
 )
 
-_COLORS = {"strands-voice": "#2ca02c", "kokoro-onnx": "#1f77b4"}
+_COLORS = {"strands-voice": "#2ca02c", "kokoro-onnx": "#1f77b4", "kokoro-onnx, endpoint graph": "#9ecae1"}
 
 
 def _cell(value: Any, unit: str) -> str:
@@ -94,8 +94,9 @@ def write_peers_plot(results: dict[str, Any], path: str | Path) -> Path:
         _bars(axes[2], [offset], [peer.get("peak_mb") or 0.0], width, peer["name"], color, "{:.0f}")
     texts = [f"{label}\n({peers[0]['texts'][label]['chars']} chars)" for label in labels]
     axes[0].set_xticks(range(len(labels)), texts)
+    axes[0].set_yscale("log")  # the peers differ by up to two orders of magnitude
     for axis, title, unit in (
-        (axes[0], "time to first audio (median)", "ms"),
+        (axes[0], "time to first audio (median, log scale)", "ms"),
         (axes[1], f"real-time factor, {peers[0].get('rtf_text')}", "time to the end / audio s"),
         (axes[2], "peak memory", "MB"),
     ):
