@@ -105,7 +105,8 @@ def write_peers_plot(results: dict[str, Any], path: str | Path) -> Path:
         axis.set_ylabel(unit)
         axis.set_title(title, fontsize=10)
         axis.grid(axis="y", alpha=0.3)
-    axes[0].legend(fontsize=8)
+    handles, names = axes[0].get_legend_handles_labels()
+    figure.legend(handles, names, loc="outside lower center", ncols=len(peers), fontsize=8)
     figure.suptitle(
         f"strands-voice bench --peers - {results['machine'].get('cpu_model')}, "
         f"{results['config']['trials']} trials alternated",
