@@ -18,6 +18,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--talk`` measures only ``VoiceCascade`` (:mod:`strands_voice_tools.bench.talk`): voice-to-voice latency,
 split, and the barge-in reaction, with spoken questions at real-time speed.
 
+``--peers`` measures strands-voice beside kokoro-onnx (the ``peers`` group) on the same model file and voice
+pack, each in its own process, alternated trial by trial (:mod:`strands_voice_tools.bench.peers`).
+
 ``--heard`` measures only section 6, in four configurations on one endpoint, alternated trial by trial
 (Kokoro's raw segments, the silence policy, windowed decoding with a 20-frame first window, with the
 engine's own plan): before/after for each step in one run.
@@ -80,6 +83,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
     )
+    parser.add_argument(
+        "--sessions",
+        metavar="N,N,...",
+        type=_session_counts,
+        default=None,
+        help="with --schedule: the staggered session counts (default 1,2,4,8)",
+    )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="only strands-voice beside kokoro-onnx (same model and voice; needs `uv sync --group peers`)",
+    )
+    parser.add_argument(
+        "--peers-tuned",
+        action="store_true",
+        help="with --peers: also kokoro-onnx on the endpoint's graph and session options",
+    )
+
+
+def _session_counts(value: str) -> tuple[int, ...]:
+    """``--sessions``: comma-separated positive session counts."""
+    try:
+        counts = tuple(int(part) for part in value.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of session counts: {value!r}") from None
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError("session counts must be at least 1")
+    return counts
 
 
 def _progress(line: str) -> None:
@@ -109,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_schedule(args, plot_path)
     if getattr(args, "talk", False):
         return _run_talk(args, plot_path)
+    if getattr(args, "peers", False):
+        return _run_peers(args, plot_path)
 
     from strands_voice_tools.bench.stack import start_bench_stack
 
@@ -196,6 +229,9 @@ def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
     trials = getattr(args, "trials", None)
     if trials is not None:
         config = dataclasses.replace(config, trials=trials)
+    sessions = getattr(args, "sessions", None)
+    if sessions is not None:
+        config = dataclasses.replace(config, sessions=sessions)
     _progress("loading the ONNX engine")
     engine = load_tts_engine()
     results = asyncio.run(bench_schedule(engine, config, _progress))
@@ -204,6 +240,33 @@ def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
     if plot_path is not None:
         plot_path.parent.mkdir(parents=True, exist_ok=True)
         write_schedule_plot(results, plot_path)
+        _progress(f"wrote {plot_path}")
+    return 0
+
+
+def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
+    """``--peers``: strands-voice's endpoint beside kokoro-onnx, each in its own process."""
+    import importlib.util
+
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice_tools.bench.peers import PEERS, TUNED, PeersConfig, bench_peers
+    from strands_voice_tools.bench.peers_report import format_peers, write_peers_plot
+
+    if importlib.util.find_spec("kokoro_onnx") is None:
+        raise MissingDependencyError("bench --peers needs kokoro-onnx: run `uv sync --group peers`")
+    config = PeersConfig(peers=(*PEERS, TUNED) if getattr(args, "peers_tuned", False) else PEERS)
+    if getattr(args, "quick", False):
+        config = dataclasses.replace(config, trials=1, texts=config.texts[:1])
+    trials = getattr(args, "trials", None)
+    if trials is not None:
+        config = dataclasses.replace(config, trials=trials)
+    results = asyncio.run(bench_peers(config, _progress))
+    print(format_peers(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    if plot_path is not None:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_peers_plot(results, plot_path)
         _progress(f"wrote {plot_path}")
     return 0
 

@@ -1,0 +1,189 @@
+"""The peers of ``bench --peers`` as processes: the real endpoint, timed over Leg 1, and kokoro-onnx in
+:mod:`.peer_kokoro_onnx`'s process, one JSON line per request each way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.wire import SAMPLE_RATE
+
+__all__ = ["EndpointPeer", "KokoroOnnxPeer", "Peer", "PeerRun"]
+
+#: Seconds a peer may take to load its model and warm up.
+READY_TIMEOUT_S: Final = 600.0
+#: Seconds one request may take.
+REQUEST_TIMEOUT_S: Final = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class PeerRun:
+    """One request to one peer.
+
+    Attributes:
+        first_audio_s: From the request to its first audio.
+        first_heard_s: From the request to its first audible sound (a player starting at the first audio).
+        total_s: From the request to its last audio.
+        audio_s: Seconds of audio.
+    """
+
+    first_audio_s: float
+    first_heard_s: float | None
+    total_s: float
+    audio_s: float
+
+
+class Peer(Protocol):
+    """A TTS system under test, in its own process."""
+
+    name: str
+    load_s: float | None
+
+    @property
+    def pid(self) -> int: ...
+
+    async def start(self) -> None: ...
+
+    async def measure(self, text: str, voice: str) -> PeerRun: ...
+
+    async def stop(self) -> None: ...
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _stop(proc: asyncio.subprocess.Process | None) -> None:
+    """Terminate ``proc`` (kill it when it does not exit within 15 s) and reap it."""
+    if proc is None or proc.returncode is not None:
+        return
+    proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 15.0)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+
+
+@dataclass
+class EndpointPeer:
+    """The real endpoint as its own process, timed over Leg 1 from this one."""
+
+    name: str = "strands-voice"
+    load_s: float | None = None
+    port: int = field(default_factory=_free_port)
+    _proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int:
+        """The endpoint's process id."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    async def start(self) -> None:
+        """Start the endpoint and wait (bounded) until ``/ping`` says its engine is loaded and warm."""
+        import httpx
+
+        started = time.perf_counter()
+        command = ["-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port)]
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable, *command, "--log-level", "warning", stdout=asyncio.subprocess.DEVNULL
+        )
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            while time.perf_counter() - started < READY_TIMEOUT_S:
+                if self._proc.returncode is not None:
+                    raise StrandsVoiceError(f"the endpoint exited with {self._proc.returncode}")
+                try:
+                    if (await client.get(f"http://127.0.0.1:{self.port}/ping")).status_code == 200:
+                        self.load_s = round(time.perf_counter() - started, 3)
+                        return
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.25)
+        raise StrandsVoiceError(f"the endpoint was not ready within {READY_TIMEOUT_S:.0f} s")
+
+    async def measure(self, text: str, voice: str) -> PeerRun:
+        """One request on a new Leg 1 session (its opening is not timed), to ``synthesis_complete``."""
+        from strands_voice_tools.bench.endpoint_probe import measure_request
+
+        url = f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+        timing = await measure_request(url, text, voice=voice, timeout_s=REQUEST_TIMEOUT_S)
+        return PeerRun(timing.ttfa_s, timing.heard_s, timing.total_s, timing.audio_bytes / (2 * SAMPLE_RATE))
+
+    async def stop(self) -> None:
+        """Stop the endpoint."""
+        await _stop(self._proc)
+
+
+@dataclass
+class KokoroOnnxPeer:
+    """kokoro-onnx in :mod:`.peer_kokoro_onnx`'s process, one JSON line per request each way."""
+
+    name: str = "kokoro-onnx"
+    load_s: float | None = None
+    endpoint_graph: bool = False
+    _proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        assert self._proc is not None
+        return self._proc.pid
+
+    async def start(self) -> None:
+        """Start the worker and wait (bounded) for its ``ready`` line."""
+        started = time.perf_counter()
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "strands_voice_tools.bench.peer_kokoro_onnx",
+            *(["--endpoint-graph"] if self.endpoint_graph else []),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        await self._read(READY_TIMEOUT_S)
+        self.load_s = round(time.perf_counter() - started, 3)
+
+    async def measure(self, text: str, voice: str) -> PeerRun:
+        """One ``create_stream`` call in the worker, streamed to its end."""
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write((json.dumps({"text": text, "voice": voice}) + "\n").encode())
+        await self._proc.stdin.drain()
+        reply = await self._read(REQUEST_TIMEOUT_S)
+        return PeerRun(reply["first_audio_s"], reply["first_heard_s"], reply["total_s"], reply["audio_s"])
+
+    async def _read(self, timeout_s: float) -> dict[str, Any]:
+        """The worker's next JSON line, waited for at most ``timeout_s``.
+
+        Raises:
+            StrandsVoiceError: the worker failed, exited or overran.
+        """
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            line = await asyncio.wait_for(self._proc.stdout.readline(), timeout_s)
+        except TimeoutError:
+            raise StrandsVoiceError(f"kokoro-onnx did not answer within {timeout_s:.0f} s") from None
+        if not line:
+            raise StrandsVoiceError(f"the kokoro-onnx worker exited with {await self._proc.wait()}")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise StrandsVoiceError(f"kokoro-onnx failed: {reply['error']}")
+        return reply
+
+    async def stop(self) -> None:
+        """Close the worker's input (it exits at the end of it), then stop it if it has not."""
+        if self._proc is not None and self._proc.stdin is not None and self._proc.returncode is None:
+            self._proc.stdin.close()
+            try:
+                await asyncio.wait_for(self._proc.wait(), 15.0)
+            except TimeoutError:
+                pass
+        await _stop(self._proc)
