@@ -33,7 +33,7 @@ from conversation_store_support import (
 )
 from strands.session.session_manager import SessionManager
 
-from strands_voice.answer_memory import remembered_text
+from strands_voice._answer_memory import remembered_text
 
 pytestmark = pytest.mark.timeout(180)
 

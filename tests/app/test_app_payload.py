@@ -150,7 +150,8 @@ def test_app_config_needs_a_tts_url() -> None:
         ("ws://127.0.0.1:8081", "ws://127.0.0.1:8081/invocations-bidirectional-stream"),
         ("ws://127.0.0.1:8081/", "ws://127.0.0.1:8081/invocations-bidirectional-stream"),
         ("wss://tts.example.com/custom", "wss://tts.example.com/custom"),
-        ("http://127.0.0.1:8081", "http://127.0.0.1:8081"),
+        ("http://127.0.0.1:8081", "ws://127.0.0.1:8081/invocations-bidirectional-stream"),
+        ("https://tts.example.com/custom", "wss://tts.example.com/custom"),
         ("sagemaker://kokoro-tts?region=us-west-2", "sagemaker://kokoro-tts?region=us-west-2"),
     ],
 )

@@ -34,7 +34,7 @@ from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 from strands_voice_protocol.sse import SSEDecoder
 
-from strands_voice.answer_memory import NOTHING_HEARD, remembered_text
+from strands_voice._answer_memory import NOTHING_HEARD, remembered_text
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 from strands_voice_protocol.errors import ConfigurationError
-from strands_voice_protocol.wire import BIDI_PATH
 
 from agentcore_app.models import default_model_spec
+from strands_voice.transport_url import normalize_tts_url
 
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",
@@ -45,24 +44,6 @@ def tts_url_from_env(environ: Mapping[str, str] | None = None) -> str:
             "invocations-bidirectional-stream or sagemaker://<endpoint-name>"
         )
     return normalize_tts_url(tts_url)
-
-
-def normalize_tts_url(url: str) -> str:
-    """Check a TTS endpoint URL; a ``ws://host:port`` with no path gets the Leg 1 bidirectional route.
-
-    Raises:
-        ConfigurationError: The scheme is not ``ws``, ``wss``, ``http``, ``https`` or ``sagemaker``, or the
-            host (endpoint name) is missing.
-    """
-    parts = urlsplit(url.strip())
-    scheme = parts.scheme.lower()
-    if scheme not in {"ws", "wss", "http", "https", "sagemaker"} or not parts.netloc:
-        raise ConfigurationError(
-            f"bad TTS endpoint URL {url!r}: use ws://host:port, wss://host/path or sagemaker://<endpoint-name>"
-        )
-    if scheme in {"ws", "wss"} and parts.path in {"", "/"}:
-        return urlunsplit((parts.scheme, parts.netloc, BIDI_PATH, parts.query, parts.fragment))
-    return url.strip()
 
 
 def model_spec_from_env(environ: Mapping[str, str] | None = None) -> str:

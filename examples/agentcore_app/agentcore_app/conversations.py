@@ -12,7 +12,7 @@ done (at most ``flush_s``), and a conversation whose writes are still running st
 write that fails is logged with a code and the answer goes on; a store that fails when a conversation
 is opened leaves that conversation in the app's memory only (logged too). A conversation restored with a
 question left unanswered (the app was killed mid-answer) gets
-:data:`~strands_voice.answer_memory.NOTHING_HEARD` as that answer, in memory and in the store: nothing of
+:data:`~strands_voice.NOTHING_HEARD` as that answer, in memory and in the store: nothing of
 it is known to have been heard, and user and assistant turns alternate again.
 
 A session speaks one answer at a time: a new invocation barges in on the answer still speaking
@@ -39,7 +39,7 @@ from strands_voice_protocol.errors import StrandsVoiceError
 
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
 from agentcore_app.store_writes import STORE_WRITE_FAILED, STORE_WRITE_PENDING, OffLoopSessionManager
-from strands_voice.answer_memory import NOTHING_HEARD
+from strands_voice import NOTHING_HEARD
 from strands_voice.handler import VoiceCallbackHandler
 
 __all__ = ["Conversation", "Conversations", "SessionBusyError"]

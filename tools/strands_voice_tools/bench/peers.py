@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from strands_voice_tools.bench.machine import describe_machine, load_average, package_version
 from strands_voice_tools.bench.peer_processes import EndpointPeer, KokoroOnnxPeer, Peer, PeerRun
 from strands_voice_tools.bench.stats import median_or_none
 from strands_voice_tools.bench.texts import BENCH_TEXT, HEARD_LONG, HEARD_SHORT
+from strands_voice_tools.machine import describe_machine, load_average, package_version
 
 __all__ = [
     "PEERS",

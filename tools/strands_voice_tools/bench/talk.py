@@ -32,8 +32,8 @@ from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.audible import first_audible_sample, pcm16_to_float
 from strands_voice_protocol.audio.resample import resample_linear
 
-from strands_voice_tools.bench.machine import describe_machine, load_average
 from strands_voice_tools.bench.stats import summarize
+from strands_voice_tools.machine import describe_machine, load_average
 from strands_voice_tools.talk.stack import DEFAULT_VOICE, TalkStack
 from strands_voice_tools.talk.streams import LISTEN_RATE, AnswerRecorder, PacedInput
 
