@@ -47,6 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
         ".npz bundle such as kokoro-onnx's voices-v1.0.bin; af_heart becomes the default "
         "(default $KOKORO_VOICES)",
     )
+    _add_serving_arguments(parser, defaults)
+    parser.add_argument(
+        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    return parser
+
+
+def _add_serving_arguments(parser: argparse.ArgumentParser, defaults: Settings) -> None:
+    """Limits, text handling and scheduling: how the server shares its engine between requests."""
     parser.add_argument("--max-sessions", type=int, default=defaults.max_sessions, help="concurrent sessions")
     parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
     parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s, help="seconds")
@@ -83,10 +92,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse a new session with busy when the listeners would need more than this share of the "
         "engine's time (e.g. 0.9; default off)",
     )
-    parser.add_argument(
-        "--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"]
-    )
-    return parser
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

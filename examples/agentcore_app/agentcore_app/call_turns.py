@@ -10,32 +10,47 @@ turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from opentelemetry import trace
 
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.options import VoiceOptions
 
-from .call_listening import TurnTiming
+from .answering import Answering
+from .call_listening import TurnClock, TurnTiming
 from .payload import VoiceRequest
 
-if TYPE_CHECKING:
-    from .call import Call
-
-__all__ = ["TURN_SPAN", "SpokenTurn", "answer_turn"]
+__all__ = ["TURN_SPAN", "CallSide", "SpokenTurn", "answer_turn"]
 
 logger = logging.getLogger(__name__)
 
 #: The span of one turn of a call (its answer's spans are children).
 TURN_SPAN: Final = "agentcore_app.turn"
 _tracer = trace.get_tracer("agentcore_app")
+
+
+class CallSide(Protocol):
+    """What answering a turn needs of its call (the call itself, without importing it)."""
+
+    @property
+    def answering(self) -> Answering: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def clock(self) -> TurnClock: ...
+
+    @property
+    def outbox(self) -> asyncio.Queue[str | bytes | None]: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +69,7 @@ class SpokenTurn:
 
 
 async def answer_turn(
-    call: Call, turn: SpokenTurn, voice: VoiceCallbackHandler, options: VoiceOptions
+    call: CallSide, turn: SpokenTurn, voice: VoiceCallbackHandler, options: VoiceOptions
 ) -> None:
     """Answer ``turn`` on ``call`` with ``voice``: events out, the turn's span and its metrics line."""
     request_id = uuid.uuid4().hex

@@ -162,23 +162,7 @@ async def bench_peers(
         StrandsVoiceError: a peer did not start or a request failed.
     """
     started = time.perf_counter()
-    results: dict[str, Any] = {
-        "schema": "strands-voice-bench-peers/1",
-        "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
-        "config": {
-            "trials": config.trials,
-            "warmups": config.warmups,
-            "voice": config.voice,
-            "peers": list(config.peers),
-        },
-        "machine": {
-            **describe_machine(),
-            "kokoro_onnx": package_version("kokoro-onnx"),
-            # spaCy (the endpoint's English G2P) imports torch at import time when it is installed.
-            "torch_installed": importlib.util.find_spec("torch") is not None,
-        },
-    }
+    results = _results_header(config, argv)
     if results["machine"]["torch_installed"]:
         progress(
             "torch is installed here: spaCy loads it into the endpoint (about +560 MB); the CPU install's "
@@ -219,3 +203,24 @@ async def bench_peers(
     results["machine"]["threads_env"] = os.environ.get("KOKORO_ONNX_THREADS")
     results["duration_s"] = round(time.perf_counter() - started, 1)
     return results
+
+
+def _results_header(config: PeersConfig, argv: Sequence[str] | None) -> dict[str, Any]:
+    """What a run records before it measures: the schema, the command, the config and the machine."""
+    return {
+        "schema": "strands-voice-bench-peers/1",
+        "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
+        "config": {
+            "trials": config.trials,
+            "warmups": config.warmups,
+            "voice": config.voice,
+            "peers": list(config.peers),
+        },
+        "machine": {
+            **describe_machine(),
+            "kokoro_onnx": package_version("kokoro-onnx"),
+            # spaCy (the endpoint's English G2P) imports torch at import time when it is installed.
+            "torch_installed": importlib.util.find_spec("torch") is not None,
+        },
+    }
