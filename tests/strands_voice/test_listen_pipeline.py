@@ -72,3 +72,35 @@ def test_without_the_listen_group_the_error_says_what_to_install() -> None:
 
     with pytest.raises(MissingDependencyError, match=r"strands-voice\[listen\].*uv sync --group listen"):
         import_extra("strands_voice_no_such_module")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        QUESTION,
+        "Could you please tell me what the Premium plan costs each month, and whether it works offline?",
+    ],
+)
+def test_the_cut_window_hears_what_the_full_window_hears(
+    onnx_engine: Any, recognizer: Any, text: str
+) -> None:
+    """A turn is encoded in a window cut to its length (faster); the words are those of the 30 s window."""
+    import numpy as np
+
+    audio = np.frombuffer(silence(0.3) + speak_16k(onnx_engine, text) + silence(0.5), np.int16)
+    samples = audio.astype(np.float32) / 32768.0
+    model = recognizer.model()
+    cut, full = recognizer._transcribe_short(model, samples), recognizer._transcribe_window(model, samples)
+    words = [w.strip(".,?!").lower() for w in cut.split()]
+    assert words == [w.strip(".,?!").lower() for w in full.split()]
+    assert words == [w.strip(".,?!").lower() for w in text.split()]
+
+
+def test_the_cut_window_is_twice_the_turn_from_10_to_30_seconds() -> None:
+    from strands_voice.listen.whisper import short_window_samples
+
+    assert short_window_samples(0) == 10 * 16000
+    assert short_window_samples(16000 * 5) == 10 * 16000
+    assert short_window_samples(16000 * 5 + 1) == 12 * 16000
+    assert short_window_samples(16000 * 14) == 28 * 16000
+    assert short_window_samples(16000 * 28) == 30 * 16000
