@@ -64,6 +64,7 @@ class Listener:
         self._stream: RecognitionStream | None = None
         self._queue: asyncio.Queue[ListenEvent | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_final: asyncio.Task[None] | None = None  # finals go out in turn order
         self._closed = False
 
     def _seconds(self, samples: int) -> float:
@@ -112,7 +113,8 @@ class Listener:
                 TurnEnded(self._seconds(event.end), self._seconds(self._detector.position))
             )
             stream, self._stream = self._stream, None
-            task = asyncio.create_task(self._finish(stream))
+            task = asyncio.create_task(self._finish(stream, self._last_final))
+            self._last_final = task
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -120,7 +122,9 @@ class Listener:
         for text in partials:
             self._queue.put_nowait(Transcript(text, final=False))
 
-    async def _finish(self, stream: RecognitionStream) -> None:
+    async def _finish(self, stream: RecognitionStream, previous: asyncio.Task[None] | None) -> None:
+        """Recognize a turn; its final text goes out after the previous turn's (an engine may answer out of
+        order: two streams of a streaming engine, or a short turn recognized before a long one)."""
         try:
             text = await stream.finish()
         except Exception:
@@ -128,6 +132,8 @@ class Listener:
             text = ""
         finally:
             await stream.aclose()
+        if previous is not None:
+            await asyncio.wait([previous])
         logger.debug("chars=<%d> | turn recognized", len(text))
         self._queue.put_nowait(Transcript(text, final=True))
 
