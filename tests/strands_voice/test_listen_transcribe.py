@@ -46,7 +46,7 @@ def run[T](coro: Coroutine[Any, Any, T], timeout: float = 60.0) -> T:
 
 
 def tone(frames: int) -> bytes:
-    """``frames`` VAD frames of a 440 Hz tone, PCM16 mono at 16 kHz (every sample differs from its neighbour)."""
+    """``frames`` VAD frames of a 440 Hz tone, PCM16 mono at 16 kHz."""
     samples = frames * FRAME_BYTES // 2
     return struct.pack(
         f"<{samples}h", *(int(12000 * math.sin(2 * math.pi * 440 * i / 16000)) for i in range(samples))
