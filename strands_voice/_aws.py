@@ -11,10 +11,14 @@ import asyncio
 import contextlib
 import importlib
 import os
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["BotocoreCredentials", "chain_credentials", "chain_region"]
+__all__ = ["BotocoreCredentials", "chain_credentials", "chain_region", "unmodeled_error"]
+
+# How the smithy SDKs word an HTTP error they do not model: "... - status: 403 - id: ns#AccessDenied".
+_UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
 
 
 def chain_region(region: str | None) -> str | None:
@@ -64,3 +68,17 @@ class BotocoreCredentials:
             secret_access_key=frozen.secret_key,
             session_token=frozen.token,
         )
+
+
+def unmodeled_error(exc: BaseException) -> tuple[str, int] | None:
+    """The error's name and HTTP status when ``exc`` is a smithy SDK's ``CallError`` it does not model.
+
+    The name is the error shape's (``AccessDeniedException``), else ``HTTP<status>``; None for any other
+    exception.
+    """
+    if type(exc).__name__ != "CallError":
+        return None
+    match = _UNMODELED_ERROR.search(getattr(exc, "message", None) or str(exc))
+    if match is None:
+        return None
+    return match["id"] or f"HTTP{match['status']}", int(match["status"])

@@ -21,7 +21,7 @@ from typing import Any, Final
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError, RecognitionErrorCode
 
-from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region
+from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region, unmodeled_error
 from strands_voice.listen._deps import import_extra
 from strands_voice.listen.recognizer import RecognitionStream
 
@@ -67,14 +67,24 @@ def recognition_error(exc: BaseException, *, opening: bool) -> RecognitionError:
     """The coded error for what the SDK raised while opening (``opening``) or reading a stream."""
     name = type(exc).__name__
     message = str(getattr(exc, "message", "") or exc)
+    status: int | None = None
+    unmodeled = unmodeled_error(exc)
+    if unmodeled is not None:  # an error the SDK does not model: AccessDeniedException, ...
+        name, status = unmodeled
+        message = f"{name} (HTTP {status})"
     if name in _SERVICE_ERRORS:
         modeled, retryable = _SERVICE_ERRORS[name]
         return RecognitionError(
             modeled, f"Amazon Transcribe: {message}", service_code=name, retryable=retryable
         )
-    service_code = str(getattr(exc, "code", "") or "")  # an unmodeled event error names its code
-    if opening and getattr(exc, "fault", None) == "client":
-        # Refused for good: access denied, unknown credentials, a bad signature.
+    # An unmodeled event error names its code; an unmodeled HTTP error, its shape.
+    service_code = name if unmodeled is not None else str(getattr(exc, "code", "") or "")
+    if status in (429, 503):
+        return RecognitionError(
+            "busy", f"Amazon Transcribe: {message}", service_code=service_code, retryable=True
+        )
+    refused = getattr(exc, "fault", None) == "client" or (status is not None and 400 <= status < 500)
+    if opening and refused:  # for good: access denied, unknown credentials, a bad signature
         return RecognitionError(
             "connection_failed", f"Amazon Transcribe refused the stream: {message}", service_code=service_code
         )

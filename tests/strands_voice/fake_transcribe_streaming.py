@@ -7,7 +7,7 @@ with ``TranscriptEvent`` messages whose text is derived from the audio received:
 ``heard <n> bytes`` after each event, then, when the client ends its audio, two final results
 ``<n> bytes`` and ``sha256 <first 16 hex digits of the audio>``. It recognizes nothing; the texts prove
 that every byte arrived, in order. ``fail_with`` answers the first audio event with that modeled
-exception instead (``BadRequestException``, ...).
+exception instead (``BadRequestException``, ...); ``refuse`` refuses the request itself.
 """
 
 from __future__ import annotations
@@ -71,8 +71,18 @@ def exception_event(kind: str, message: str) -> bytes:
     return EventMessage(headers=headers, payload=json.dumps({"Message": message}).encode()).encode()
 
 
-def create_transcribe_app(*, secret_key: str, stats: TranscribeStats, fail_with: str | None = None) -> Any:
-    """The ASGI app playing Transcribe for one stream at a time (``stats`` is filled as it goes)."""
+def create_transcribe_app(
+    *,
+    secret_key: str,
+    stats: TranscribeStats,
+    fail_with: str | None = None,
+    refuse: tuple[int, str] | None = None,
+) -> Any:
+    """The ASGI app playing Transcribe for one stream at a time (``stats`` is filled as it goes).
+
+    ``refuse`` = (HTTP status, error type) answers the request itself with that error, as Transcribe
+    refuses a stream before it starts (``AccessDeniedException`` 403, ``LimitExceededException`` 429).
+    """
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -85,6 +95,9 @@ def create_transcribe_app(*, secret_key: str, stats: TranscribeStats, fail_with:
         stats.http_version, stats.path = scope.get("http_version"), scope["path"]
         stats.headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         reader = SignedEventReader(stats.headers["authorization"], secret_key, event_type="AudioEvent")
+        if refuse is not None:
+            await _refuse(send, *refuse)
+            return
         response_headers = [
             (b"content-type", b"application/vnd.amazon.eventstream"),
             (b"x-amzn-request-id", b"fake-request-1"),
@@ -131,6 +144,13 @@ async def _answer(
     first, second = final_texts(bytes(audio))
     await out(transcript_event("seg-1", first, partial=False))
     await out(transcript_event("seg-2", second, partial=False), more=False)
+
+
+async def _refuse(send: Any, status: int, error_type: str) -> None:
+    body = json.dumps({"Message": f"refused by the fake: {error_type}"}).encode()
+    headers = [(b"content-type", b"application/json"), (b"x-amzn-errortype", error_type.encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def _drain(receive: Any) -> None:

@@ -60,9 +60,9 @@ def trusted(tls_files: TLSFiles, monkeypatch: pytest.MonkeyPatch) -> TLSFiles:
     return tls_files
 
 
-def _serve(tls: TLSFiles, fail_with: str | None = None) -> Iterator[tuple[str, TranscribeStats]]:
+def _serve(tls: TLSFiles, **behaviour: Any) -> Iterator[tuple[str, TranscribeStats]]:
     stats = TranscribeStats()
-    app = create_transcribe_app(secret_key=DUMMY_SECRET, stats=stats, fail_with=fail_with)
+    app = create_transcribe_app(secret_key=DUMMY_SECRET, stats=stats, **behaviour)
     with serve_tls(app, tls.cert_file, tls.key_file) as port:
         yield f"https://localhost:{port}", stats
 
@@ -221,6 +221,39 @@ def test_the_listener_turns_a_turn_into_a_final_transcript_through_transcribe(
     # The stream got the whole turn in order (its pre-roll, the voice, the silence that ended it).
     assert final.text == " ".join(final_texts(stats.audio))
     assert len(speech) < len(stats.audio) < len(audio) and stats.audio in audio
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "code", "retryable"),
+    [
+        (403, "AccessDeniedException", "connection_failed", False),
+        (429, "LimitExceededException", "busy", True),
+        (400, "BadRequestException", "invalid_request", False),
+    ],
+)
+def test_a_refused_stream_is_a_coded_error(
+    trusted: TLSFiles, aws_env: None, status: int, error_type: str, code: str, retryable: bool
+) -> None:
+    recognizer_error = None
+
+    async def turn(url: str) -> None:
+        recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
+        stream = await recognizer.open()
+        try:
+            await stream.feed(tone(4))
+            await stream.finish()
+        finally:
+            await stream.aclose()
+            await recognizer.aclose()
+
+    for url, _stats in _serve(trusted, refuse=(status, error_type)):
+        with pytest.raises(RecognitionError) as caught:
+            run(turn(url))
+        recognizer_error = caught.value
+    assert recognizer_error is not None
+    assert (recognizer_error.code, recognizer_error.retryable) == (code, retryable)
+    assert recognizer_error.service_code == error_type
+    assert error_type in recognizer_error.message
 
 
 def test_no_region_or_no_credentials_is_a_coded_error_before_any_call(no_aws: None) -> None:
