@@ -77,11 +77,13 @@ def create_transcribe_app(
     stats: TranscribeStats,
     fail_with: str | None = None,
     refuse: tuple[int, str] | None = None,
+    silent: bool = False,
 ) -> Any:
     """The ASGI app playing Transcribe for one stream at a time (``stats`` is filled as it goes).
 
     ``refuse`` = (HTTP status, error type) answers the request itself with that error, as Transcribe
-    refuses a stream before it starts (``AccessDeniedException`` 403, ``LimitExceededException`` 429).
+    refuses a stream before it starts (``AccessDeniedException`` 403, ``LimitExceededException`` 429);
+    ``silent`` never answers (the client's connect timeout).
     """
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -97,6 +99,9 @@ def create_transcribe_app(
         reader = SignedEventReader(stats.headers["authorization"], secret_key, event_type="AudioEvent")
         if refuse is not None:
             await _refuse(send, *refuse)
+            return
+        if silent:
+            await _drain(receive, until_disconnect=True)
             return
         response_headers = [
             (b"content-type", b"application/vnd.amazon.eventstream"),
@@ -153,11 +158,13 @@ async def _refuse(send: Any, status: int, error_type: str) -> None:
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
-async def _drain(receive: Any) -> None:
-    """Read what the client still sends until it ends (bounded), as a well-behaved HTTP/2 server does."""
+async def _drain(receive: Any, *, until_disconnect: bool = False) -> None:
+    """Read what the client still sends until it ends (or goes: ``until_disconnect``), bounded."""
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(5.0):
             while True:
                 message = await receive()
-                if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                if message["type"] == "http.disconnect":
+                    return
+                if not until_disconnect and not message.get("more_body", False):
                     return

@@ -256,6 +256,24 @@ def test_a_refused_stream_is_a_coded_error(
     assert error_type in recognizer_error.message
 
 
+def test_a_service_that_never_answers_is_a_connect_timeout(trusted: TLSFiles, aws_env: None) -> None:
+    async def turn(url: str) -> None:
+        recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url, connect_timeout_s=0.5)
+        stream = await recognizer.open()  # returns at once: the answer is the reader's to await
+        try:
+            await stream.feed(tone(4))
+            await stream.finish()
+        finally:
+            await stream.aclose()
+            await recognizer.aclose()
+
+    for url, stats in _serve(trusted, silent=True):
+        with pytest.raises(RecognitionError) as caught:
+            run(turn(url))
+        assert stats.path == "/stream-transcription"
+        assert (caught.value.code, caught.value.retryable) == ("connect_timeout", True)
+
+
 def test_no_region_or_no_credentials_is_a_coded_error_before_any_call(no_aws: None) -> None:
     require("aws_sdk_transcribe_streaming", "listen")
     with pytest.raises(RecognitionError, match="region") as no_region:
