@@ -14,6 +14,8 @@ __all__ = [
     "FrameDecodeError",
     "FrameErrorCode",
     "MissingDependencyError",
+    "RecognitionError",
+    "RecognitionErrorCode",
     "SSEDecodeError",
     "SageMakerStreamError",
     "StrandsVoiceError",
@@ -57,6 +59,10 @@ TRANSPORT_ERROR_CODES: Final[tuple[TransportErrorCode, ...]] = get_args(Transpor
 #: pass through beside them.
 AgentErrorCode = Literal[TransportErrorCode, "agent_error", "invalid_request", "invalid_json"]
 AGENT_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(AgentErrorCode))
+
+#: Why a streaming speech recognizer (Amazon Transcribe) failed: the transport codes for reaching the
+#: service, ``invalid_request`` when it refused the request's settings, ``internal`` when it failed itself.
+RecognitionErrorCode = Literal[TransportErrorCode, "invalid_request", "internal"]
 
 
 class StrandsVoiceError(Exception):
@@ -194,3 +200,26 @@ class TTSTimeoutError(_TransportFailure):
     Attributes:
         code: ``connect_timeout`` or ``silence_timeout`` (a :data:`TransportErrorCode`).
     """
+
+
+class RecognitionError(StrandsVoiceError):
+    """A streaming speech recognition service refused or ended a turn's stream.
+
+    Attributes:
+        code: A :data:`RecognitionErrorCode`: ``busy`` (retryable) for throttling and limits,
+            ``invalid_request`` for settings the service refused, ``connection_failed`` when it could not
+            be reached or refused the caller, ``connect_timeout``, ``connection_lost`` for a stream ended
+            early, ``internal`` for the service's own failure.
+        message: What happened, for a person.
+        service_code: The service's own error name (e.g. ``BadRequestException``), when it gave one.
+        retryable: True when a later turn may succeed.
+    """
+
+    def __init__(
+        self, code: RecognitionErrorCode, message: str, *, service_code: str = "", retryable: bool = False
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code: RecognitionErrorCode = code
+        self.message = message
+        self.service_code = service_code
+        self.retryable = retryable

@@ -14,6 +14,7 @@ from strands_voice.listen.events import ListenEvent, SpeechStarted, Transcript, 
 from strands_voice.listen.listener import Listener
 from strands_voice.listen.recognizer import RecognitionStream, Recognizer
 from strands_voice.listen.settings import ListenSettings
+from strands_voice.listen.transcribe import TranscribeRecognizer
 from strands_voice.listen.turns import TurnDetector
 from strands_voice.listen.vad import SileroVad, Vad
 from strands_voice.listen.whisper import WhisperRecognizer, whisper_model_dir
@@ -26,6 +27,7 @@ __all__ = [
     "Recognizer",
     "SileroVad",
     "SpeechStarted",
+    "TranscribeRecognizer",
     "Transcript",
     "TurnDetector",
     "TurnEnded",

@@ -7,17 +7,15 @@ container and instance roles).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import importlib
 import logging
 import os
 from typing import Any, Final
 
 from strands_voice_protocol.errors import TTSConnectionError
 
+from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region
 from strands_voice.sagemaker.framing import default_endpoint_uri
-from strands_voice.sagemaker.sdk import SDK, BotocoreCredentials
+from strands_voice.sagemaker.sdk import SDK
 
 __all__ = ["resolve_credentials", "resolve_endpoint_uri", "resolve_region"]
 
@@ -33,17 +31,14 @@ def resolve_region(region: str | None) -> str:
     Raises:
         TTSConnectionError: none of them names a region.
     """
-    region = region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if not region:
-        with contextlib.suppress(Exception):
-            region = importlib.import_module("botocore.session").Session().get_config_variable("region")
+    region = chain_region(region)
     if not region:
         raise TTSConnectionError(
             "connection_failed",
             "No AWS region for the SageMaker endpoint: add ?region=<region> to the sagemaker:// URL "
             "or set AWS_REGION.",
         )
-    return str(region)
+    return region
 
 
 async def resolve_credentials(sdk: SDK) -> Any:
@@ -53,11 +48,9 @@ async def resolve_credentials(sdk: SDK) -> Any:
         TTSConnectionError: the chain failed, or found no credentials.
     """
     try:
-        botocore_session = importlib.import_module("botocore.session")
+        credentials = await chain_credentials()
     except ImportError:
         return None
-    try:
-        credentials = await asyncio.to_thread(botocore_session.Session().get_credentials)
     except Exception as exc:
         logger.debug("credential lookup failed", exc_info=True)
         raise TTSConnectionError(

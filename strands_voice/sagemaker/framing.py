@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from strands_voice_protocol.errors import ConfigurationError, SageMakerStreamError, TransportErrorCode
 from strands_voice_protocol.frames import is_control_frame
 
+from strands_voice._aws import unmodeled_error
 from strands_voice.transport import Frame
 
 __all__ = [
@@ -48,8 +49,6 @@ COMPLETE: Final = "COMPLETE"
 _ENDPOINT_NAME: Final = re.compile(r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$")
 _URL_OPTIONS: Final = frozenset({"region", "variant", "endpoint_url"})
 # How the SDK words an error it does not model: "... - status: 400 - id: <namespace>#ValidationError".
-_UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
-
 #: SageMaker error types (and HTTP statuses) that mean "at capacity or throttled: try again later".
 _BUSY_TYPES: Final = frozenset(
     {
@@ -176,12 +175,11 @@ def stream_error(exc: BaseException, *, during: str, opening: bool) -> SageMaker
     remote = getattr(exc, "message", None) or str(exc)
     sagemaker_code = getattr(exc, "error_code", None)
     http_status: int | None = None
-    unmodeled = _UNMODELED_ERROR.search(remote) if error_type == "CallError" else None
+    unmodeled = unmodeled_error(exc)
     if unmodeled is not None:
         # An error the SDK does not model (AccessDeniedException, ValidationError, ...): its shape
         # name is the code.
-        error_type = unmodeled["id"] or f"HTTP{unmodeled['status']}"
-        http_status = int(unmodeled["status"])
+        error_type, http_status = unmodeled
     sagemaker_code = sagemaker_code or error_type
     status = getattr(exc, "original_status_code", None)
     # SageMaker's own message can name accounts and ARNs: it is logged, and kept on the error for code

@@ -1,7 +1,6 @@
 """The optional AWS SDK behind the SageMaker transport, imported lazily, and the adapters handed to it.
 
 * :func:`load_sdk` imports ``aws-sdk-sagemaker-runtime-http2`` (with awscrt) or says what to install;
-* :class:`BotocoreCredentials` resolves credentials through botocore's chain (the one boto3 uses);
 * :class:`TrackedHTTPClient` wraps the duplex HTTP/2 client so the transport can see its stream.
 """
 
@@ -9,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Final
 
 from strands_voice_protocol.errors import MissingDependencyError
 
-__all__ = ["SDK", "BotocoreCredentials", "TrackedHTTPClient", "load_sdk"]
+__all__ = ["SDK", "TrackedHTTPClient", "load_sdk"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,30 +55,6 @@ def load_sdk() -> SDK:
         call_error=CallError,
         identity_cls=AWSCredentialsIdentity,
     )
-
-
-class BotocoreCredentials:
-    """An SDK identity resolver over botocore's credential chain (the one boto3 and Strands use).
-
-    botocore covers every standard source, including container and instance roles, which the HTTP/2
-    SDK's built-in chain leaves to extra packages. Refreshable credentials refresh on a thread.
-    """
-
-    def __init__(self, credentials: Any, identity_cls: Any) -> None:
-        self._credentials = credentials
-        self._identity_cls = identity_cls
-
-    async def get_identity(self, *, properties: Mapping[str, Any] | None = None) -> Any:
-        refresh_needed = getattr(self._credentials, "refresh_needed", None)
-        if callable(refresh_needed) and refresh_needed():
-            frozen = await asyncio.to_thread(self._credentials.get_frozen_credentials)
-        else:
-            frozen = self._credentials.get_frozen_credentials()
-        return self._identity_cls(
-            access_key_id=frozen.access_key,
-            secret_access_key=frozen.secret_key,
-            session_token=frozen.token,
-        )
 
 
 class TrackedHTTPClient:

@@ -109,6 +109,7 @@ def _isolate_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         "AWS_DEFAULT_REGION",
         "AWS_ENDPOINT_URL",
         "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2",
+        "AWS_ENDPOINT_URL_TRANSCRIBE_STREAMING",
         "AWS_CONTAINER_CREDENTIALS_FULL_URI",
         "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
         "AWS_WEB_IDENTITY_TOKEN_FILE",

@@ -118,9 +118,10 @@ class SignedEventReader:
     Args:
         authorization: The request's ``Authorization`` header (seeds the signature chain).
         secret_key: The secret the client signs with (tests use dummy credentials).
+        event_type: The ``:event-type`` every inner event must have (Transcribe's is ``AudioEvent``).
     """
 
-    def __init__(self, authorization: str, secret_key: str) -> None:
+    def __init__(self, authorization: str, secret_key: str, *, event_type: str = "PayloadPart") -> None:
         match = _AUTH.search(authorization)
         if match is None:
             raise ValueError(f"not a SigV4 Authorization header: {authorization!r}")
@@ -130,6 +131,7 @@ class SignedEventReader:
         self._secret = secret_key.encode()
         self._prior = match["sig"]
         self._buffer = EventStreamBuffer()
+        self._event_type = event_type
         self.ended = False
 
     def _expected(self, date: datetime.datetime, payload: bytes) -> bytes:
@@ -170,7 +172,7 @@ class SignedEventReader:
             assert inner is not None
             inner_headers = dict(inner.message.headers)
             assert inner_headers.get(":message-type") == "event", inner_headers
-            assert inner_headers.get(":event-type") == "PayloadPart", inner_headers
+            assert inner_headers.get(":event-type") == self._event_type, inner_headers
             out.append(
                 ReceivedPart(
                     data=inner.message.payload,
