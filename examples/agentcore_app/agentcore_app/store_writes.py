@@ -79,12 +79,22 @@ class _SerialWriter:
                 job, future = self._jobs.popleft()
             if not future.set_running_or_notify_cancel():
                 continue
+            error: BaseException | None = None
             try:
                 job()
-            except BaseException as error:  # handed to whoever waits on the future
-                future.set_exception(error)
-            else:
+            except BaseException as raised:  # handed to whoever waits on the future
+                error = raised
+            with self._lock:
+                # Idle before the last job's waiter wakes: whoever waited for it sees the writer idle.
+                last = not self._jobs
+                if last:
+                    self._running = False
+            if error is None:
                 future.set_result(None)
+            else:
+                future.set_exception(error)
+            if last:
+                return
 
 
 class _OffLoopRegistry(HookRegistry):
