@@ -220,10 +220,10 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     with talk_stack(TalkBenchModel()) as stack:
         results = asyncio.run(bench_talk(stack, trials, _progress))
 
-    def write_plot(results: dict[str, Any], path: Path) -> None:
+    def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
 
-        write_talk_plot(results, path, _import_pyplot())
+        write_talk_plot(run, path, _import_pyplot())
 
     return _report(args, results, format_talk(results), plot_path, write_plot)
 
