@@ -36,12 +36,15 @@ import dataclasses
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from strands_voice_protocol.errors import StrandsVoiceError
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from strands_voice_tools.bench.config import BenchConfig
 
 __all__ = ["add_arguments", "run"]
@@ -125,13 +128,11 @@ def run(args: argparse.Namespace) -> int:
     """
     # Imported here so that `strands-voice bench --help` and the pure submodules load instantly.
     from strands_voice_tools.bench.core import run_benchmark
+    from strands_voice_tools.bench.plot import write_plot
     from strands_voice_tools.bench.report import format_table
 
     config = _config(args)
     plot_path: Path | None = getattr(args, "plot", None)
-    if plot_path is not None:
-        # Fail before minutes of measuring, not after, when matplotlib is missing.
-        from strands_voice_tools.bench.plot import write_plot
     if not getattr(args, "verbose", False):
         # The AgentCore app logs every invocation at INFO; the table is what matters here.
         logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
@@ -157,22 +158,11 @@ def run(args: argparse.Namespace) -> int:
         stack.stop()
 
     if heard_only:
+        from strands_voice_tools.bench.plot import write_heard_plot
         from strands_voice_tools.bench.report import format_heard_steps
 
-        print(format_heard_steps(results), flush=True)
-    else:
-        print(format_table(results), flush=True)
-    _write_json(results, getattr(args, "json", None))
-    if plot_path is not None:
-        plot_path.parent.mkdir(parents=True, exist_ok=True)
-        if heard_only:
-            from strands_voice_tools.bench.plot import write_heard_plot
-
-            write_heard_plot(results, plot_path)
-        else:
-            write_plot(results, plot_path)
-        _progress(f"wrote {plot_path}")
-    return 0
+        return _report(args, results, format_heard_steps(results), plot_path, write_heard_plot)
+    return _report(args, results, format_table(results), plot_path, write_plot)
 
 
 def _config(args: argparse.Namespace) -> BenchConfig:
@@ -185,11 +175,32 @@ def _config(args: argparse.Namespace) -> BenchConfig:
 
     config = BenchConfig.quick_form() if getattr(args, "quick", False) else BenchConfig()
     trials = getattr(args, "trials", None)
-    if trials is not None:
-        if trials < 1:
-            raise StrandsVoiceError("--trials must be at least 1")
-        config = dataclasses.replace(config, trials=trials)
-    return config
+    if trials is not None and trials < 1:
+        raise StrandsVoiceError("--trials must be at least 1")
+    return _overridden(config, args, "trials")
+
+
+def _overridden[C: "DataclassInstance"](config: C, args: argparse.Namespace, *options: str) -> C:
+    """``config`` with each of ``options`` that was given on the command line (not None) put in."""
+    given = {name: value for name in options if (value := getattr(args, name, None)) is not None}
+    return dataclasses.replace(config, **given) if given else config
+
+
+def _report(
+    args: argparse.Namespace,
+    results: dict[str, Any],
+    table: str,
+    plot_path: Path | None,
+    write_plot: Callable[[dict[str, Any], Path], object],
+) -> int:
+    """Print a run's ``table``, write its JSON (``--json``) and its PNG (``--plot``); returns 0."""
+    print(table, flush=True)
+    _write_json(results, getattr(args, "json", None))
+    if plot_path is not None:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        write_plot(results, plot_path)
+        _progress(f"wrote {plot_path}")
+    return 0
 
 
 def _write_json(results: dict[str, Any], path: Path | None) -> None:
@@ -208,15 +219,13 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:
         results = asyncio.run(bench_talk(stack, trials, _progress))
-    print(format_talk(results), flush=True)
-    _write_json(results, getattr(args, "json", None))
-    if plot_path is not None:
+
+    def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
 
-        plot_path.parent.mkdir(parents=True, exist_ok=True)
-        write_talk_plot(results, plot_path, _import_pyplot())
-        _progress(f"wrote {plot_path}")
-    return 0
+        write_talk_plot(run, path, _import_pyplot())
+
+    return _report(args, results, format_talk(results), plot_path, write_plot)
 
 
 def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
@@ -226,22 +235,11 @@ def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:
     from strands_voice_tools.demo import load_tts_engine
 
     config = ScheduleConfig.quick_form() if getattr(args, "quick", False) else ScheduleConfig()
-    trials = getattr(args, "trials", None)
-    if trials is not None:
-        config = dataclasses.replace(config, trials=trials)
-    sessions = getattr(args, "sessions", None)
-    if sessions is not None:
-        config = dataclasses.replace(config, sessions=sessions)
+    config = _overridden(config, args, "trials", "sessions")
     _progress("loading the ONNX engine")
     engine = load_tts_engine()
     results = asyncio.run(bench_schedule(engine, config, _progress))
-    print(format_schedule(results), flush=True)
-    _write_json(results, getattr(args, "json", None))
-    if plot_path is not None:
-        plot_path.parent.mkdir(parents=True, exist_ok=True)
-        write_schedule_plot(results, plot_path)
-        _progress(f"wrote {plot_path}")
-    return 0
+    return _report(args, results, format_schedule(results), plot_path, write_schedule_plot)
 
 
 def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
@@ -258,17 +256,8 @@ def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
     config = PeersConfig(peers=(*PEERS, TUNED) if getattr(args, "peers_tuned", False) else PEERS)
     if getattr(args, "quick", False):
         config = dataclasses.replace(config, trials=1, texts=config.texts[:1])
-    trials = getattr(args, "trials", None)
-    if trials is not None:
-        config = dataclasses.replace(config, trials=trials)
-    results = asyncio.run(bench_peers(config, _progress))
-    print(format_peers(results), flush=True)
-    _write_json(results, getattr(args, "json", None))
-    if plot_path is not None:
-        plot_path.parent.mkdir(parents=True, exist_ok=True)
-        write_peers_plot(results, plot_path)
-        _progress(f"wrote {plot_path}")
-    return 0
+    results = asyncio.run(bench_peers(_overridden(config, args, "trials"), _progress))
+    return _report(args, results, format_peers(results), plot_path, write_peers_plot)
 
 
 async def _run_heard_steps(stack: Any, config: Any) -> dict[str, Any]:

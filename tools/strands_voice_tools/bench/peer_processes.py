@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import socket
@@ -74,36 +75,65 @@ async def _stop(proc: asyncio.subprocess.Process | None) -> None:
 
 
 @dataclass
-class EndpointPeer:
-    """The real endpoint as its own process, timed over Leg 1 from this one."""
+class _PeerProcess(abc.ABC):
+    """What both peers share: a child process, started and timed until it is ready, then stopped."""
 
-    name: str = "strands-voice"
     load_s: float | None = None
-    port: int = field(default_factory=_free_port)
     _proc: asyncio.subprocess.Process | None = None
 
     @property
     def pid(self) -> int:
-        """The endpoint's process id."""
+        """The peer's process id."""
         assert self._proc is not None
         return self._proc.pid
 
     async def start(self) -> None:
-        """Start the endpoint and wait (bounded) until ``/ping`` says its engine is loaded and warm."""
-        import httpx
-
+        """Start the process and wait (bounded) until it is ready; :attr:`load_s` is how long that took."""
         started = time.perf_counter()
+        self._proc = await self._spawn()
+        await self._ready(self._proc, started)
+        self.load_s = round(time.perf_counter() - started, 3)
+
+    @abc.abstractmethod
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        """Start the peer's process."""
+
+    @abc.abstractmethod
+    async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:
+        """Return once ``proc`` (started at ``perf_counter()`` time ``started``) is ready.
+
+        Raises:
+            StrandsVoiceError: it exited, failed or was not ready within :data:`READY_TIMEOUT_S`.
+        """
+
+    async def stop(self) -> None:
+        """Stop the process."""
+        await _stop(self._proc)
+
+
+@dataclass
+class EndpointPeer(_PeerProcess):
+    """The real endpoint as its own process, timed over Leg 1 from this one."""
+
+    name: str = "strands-voice"
+    port: int = field(default_factory=_free_port)
+
+    async def _spawn(self) -> asyncio.subprocess.Process:
         command = ["-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port)]
-        self._proc = await asyncio.create_subprocess_exec(
+        return await asyncio.create_subprocess_exec(
             sys.executable, *command, "--log-level", "warning", stdout=asyncio.subprocess.DEVNULL
         )
+
+    async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:
+        """Poll ``/ping`` until it says the engine is loaded and warm."""
+        import httpx
+
         async with httpx.AsyncClient(timeout=2.0) as client:
             while time.perf_counter() - started < READY_TIMEOUT_S:
-                if self._proc.returncode is not None:
-                    raise StrandsVoiceError(f"the endpoint exited with {self._proc.returncode}")
+                if proc.returncode is not None:
+                    raise StrandsVoiceError(f"the endpoint exited with {proc.returncode}")
                 try:
                     if (await client.get(f"http://127.0.0.1:{self.port}/ping")).status_code == 200:
-                        self.load_s = round(time.perf_counter() - started, 3)
                         return
                 except httpx.HTTPError:
                     pass
@@ -118,30 +148,16 @@ class EndpointPeer:
         timing = await measure_request(url, text, voice=voice, timeout_s=REQUEST_TIMEOUT_S)
         return PeerRun(timing.ttfa_s, timing.heard_s, timing.total_s, timing.audio_bytes / (2 * SAMPLE_RATE))
 
-    async def stop(self) -> None:
-        """Stop the endpoint."""
-        await _stop(self._proc)
-
 
 @dataclass
-class KokoroOnnxPeer:
+class KokoroOnnxPeer(_PeerProcess):
     """kokoro-onnx in :mod:`.peer_kokoro_onnx`'s process, one JSON line per request each way."""
 
     name: str = "kokoro-onnx"
-    load_s: float | None = None
     endpoint_graph: bool = False
-    _proc: asyncio.subprocess.Process | None = None
 
-    @property
-    def pid(self) -> int:
-        """The worker's process id."""
-        assert self._proc is not None
-        return self._proc.pid
-
-    async def start(self) -> None:
-        """Start the worker and wait (bounded) for its ``ready`` line."""
-        started = time.perf_counter()
-        self._proc = await asyncio.create_subprocess_exec(
+    async def _spawn(self) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "strands_voice_tools.bench.peer_kokoro_onnx",
@@ -149,8 +165,10 @@ class KokoroOnnxPeer:
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
         )
+
+    async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:
+        """Wait for the worker's ``ready`` line."""
         await self._read(READY_TIMEOUT_S)
-        self.load_s = round(time.perf_counter() - started, 3)
 
     async def measure(self, text: str, voice: str) -> PeerRun:
         """One ``create_stream`` call in the worker, streamed to its end."""
@@ -186,4 +204,4 @@ class KokoroOnnxPeer:
                 await asyncio.wait_for(self._proc.wait(), 15.0)
             except TimeoutError:
                 pass
-        await _stop(self._proc)
+        await super().stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_voice_tools.bench.plot import _import_pyplot
+from strands_voice_tools.bench.plot import _import_pyplot, label_axis, save_figure, side_by_side, value_bars
 from strands_voice_tools.bench.report import format_machine
 from strands_voice_tools.bench.stats import median_or_none
 
@@ -84,14 +84,13 @@ def write_peers_plot(results: dict[str, Any], path: str | Path) -> Path:
         1, 3, figsize=(12, 4.2), layout="constrained", gridspec_kw={"width_ratios": [3, 1, 1]}
     )
     labels = list(peers[0]["texts"])
-    width = 0.8 / len(peers)
     for index, peer in enumerate(peers):
-        color = _COLORS.get(peer["name"], "#7f7f7f")
-        offset = (index - (len(peers) - 1) / 2) * width
+        style = {"label": peer["name"], "color": _COLORS.get(peer["name"], "#7f7f7f")}
+        width, offset = side_by_side(index, len(peers))
         first = [median_or_none(peer["texts"][label]["first_audio_ms"]) or 0.0 for label in labels]
-        _bars(axes[0], [p + offset for p in range(len(labels))], first, width, peer["name"], color, "{:.0f}")
-        _bars(axes[1], [offset], [peer.get("rtf") or 0.0], width, peer["name"], color, "{:.2f}")
-        _bars(axes[2], [offset], [peer.get("peak_mb") or 0.0], width, peer["name"], color, "{:.0f}")
+        value_bars(axes[0], [p + offset for p in range(len(labels))], first, width, "{:.0f}", **style)
+        value_bars(axes[1], [offset], [peer.get("rtf") or 0.0], width, "{:.2f}", **style)
+        value_bars(axes[2], [offset], [peer.get("peak_mb") or 0.0], width, "{:.0f}", **style)
     texts = [f"{label}\n({peers[0]['texts'][label]['chars']} chars)" for label in labels]
     axes[0].set_xticks(range(len(labels)), texts)
     axes[0].set_yscale("log")  # the peers differ by up to two orders of magnitude
@@ -102,24 +101,11 @@ def write_peers_plot(results: dict[str, Any], path: str | Path) -> Path:
     ):
         if axis is not axes[0]:
             axis.set_xticks([])
-        axis.set_ylabel(unit)
-        axis.set_title(title, fontsize=10)
-        axis.grid(axis="y", alpha=0.3)
+        label_axis(axis, title, unit, legend=False)
     handles, names = axes[0].get_legend_handles_labels()
     figure.legend(handles, names, loc="outside lower center", ncols=len(peers), fontsize=8)
-    figure.suptitle(
+    title = (
         f"strands-voice bench --peers - {results['machine'].get('cpu_model')}, "
-        f"{results['config']['trials']} trials alternated",
-        fontsize=11,
+        f"{results['config']['trials']} trials alternated"
     )
-    target = Path(path)
-    figure.savefig(target, dpi=110)
-    plt.close(figure)
-    return target
-
-
-def _bars(axis: Any, positions: list[float], values: list[float], width: float, *style: str) -> None:
-    label, color, fmt = style
-    bars = axis.bar(positions, values, width, label=label, color=color)
-    for bar, value in zip(bars, values, strict=True):
-        axis.annotate(fmt.format(value), (bar.get_x() + bar.get_width() / 2, value), ha="center", fontsize=7)
+    return save_figure(plt, figure, title, path)

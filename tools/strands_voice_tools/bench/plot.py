@@ -95,12 +95,38 @@ def _bars(axis: Any, labels: list[str], values: list[float | None], colors: list
     axis.grid(axis="y", alpha=0.3)
 
 
-def _label_ms_axis(axis: Any, title: str) -> None:
-    """A bar chart's title, its ``ms`` axis, its legend and grid."""
-    axis.set_ylabel("ms")
+def label_axis(axis: Any, title: str, unit: str = "ms", *, legend: bool = True) -> None:
+    """A bar chart's title, its ``unit`` axis, its legend (unless ``legend`` is False) and grid."""
+    axis.set_ylabel(unit)
     axis.set_title(title, fontsize=10)
-    axis.legend(fontsize=8)
+    if legend:
+        axis.legend(fontsize=8)
     axis.grid(axis="y", alpha=0.3)
+
+
+def side_by_side(index: int, count: int) -> tuple[float, float]:
+    """The width of each of ``count`` bars sharing a 0.8-wide slot, and the ``index``-th one's offset."""
+    width = 0.8 / count
+    return width, (index - (count - 1) / 2) * width
+
+
+def value_bars(
+    axis: Any,
+    positions: list[float],
+    values: list[float],
+    width: float,
+    fmt: str,
+    *,
+    label: str,
+    color: str,
+    va: str = "baseline",
+) -> None:
+    """Bars of ``width`` at ``positions``, each with its value (``fmt``, aligned ``va``) written over it."""
+    bars = axis.bar(positions, values, width, label=label, color=color)
+    for bar, value in zip(bars, values, strict=True):
+        axis.annotate(
+            fmt.format(value), (bar.get_x() + bar.get_width() / 2, value), ha="center", va=va, fontsize=7
+        )
 
 
 _HEARD_BARS = (
@@ -119,22 +145,15 @@ def _draw_heard(axis: Any, steps: dict[str, dict[str, Any]]) -> None:
     labels = [
         label.format(short=first["short_chars"], long=first["long_chars"]) for _key, label in _HEARD_BARS
     ]
-    width = 0.8 / max(1, len(steps))
     for index, (name, heard) in enumerate(steps.items()):
         values = [(heard.get(key) or {}).get("median") or 0.0 for key, _label in _HEARD_BARS]
-        positions = [p + (index - (len(steps) - 1) / 2) * width for p in range(len(_HEARD_BARS))]
-        bars = axis.bar(positions, values, width, label=name, color=colors[index % len(colors)])
-        for bar, value in zip(bars, values, strict=True):
-            axis.annotate(
-                f"{value:.0f}",
-                (bar.get_x() + bar.get_width() / 2, value),
-                ha="center",
-                va="bottom",
-                fontsize=7,
-            )
+        width, offset = side_by_side(index, len(steps))
+        positions = [p + offset for p in range(len(_HEARD_BARS))]
+        color = colors[index % len(colors)]
+        value_bars(axis, positions, values, width, "{:.0f}", label=name, color=color, va="bottom")
     axis.set_xticks(range(len(_HEARD_BARS)), labels)
     axis.tick_params(axis="x", labelsize=8)
-    _label_ms_axis(axis, "time to first byte vs first HEARD sound (medians)")
+    label_axis(axis, "time to first byte vs first HEARD sound (medians)")
 
 
 def write_heard_plot(results: dict[str, Any], path: str | Path) -> Path:
@@ -148,10 +167,10 @@ def write_heard_plot(results: dict[str, Any], path: str | Path) -> Path:
     _draw_heard(figure.add_subplot(1, 1, 1), results["heard_steps"]["steps"])
     machine = results["machine"]
     title = f"strands-voice bench --heard - {machine.get('cpu_model')}, {machine.get('cpu_cores')} cores"
-    return _save(plt, figure, title, path)
+    return save_figure(plt, figure, title, path)
 
 
-def _save(plt: Any, figure: Any, title: str, path: str | Path) -> Path:
+def save_figure(plt: Any, figure: Any, title: str, path: str | Path) -> Path:
     """Title ``figure``, write it to ``path`` as PNG and free it."""
     figure.suptitle(title, fontsize=11)
     target = Path(path)
@@ -170,7 +189,7 @@ def _draw_concurrency(axis: Any, levels: list[dict[str, Any]]) -> None:
     axis.bar([p + width / 2 for p in positions], p95, width, label="p95", color=_AUDIO_COLOR)
     axis.set_xticks(positions, [str(level["sessions"]) for level in levels])
     axis.set_xlabel("concurrent sessions")
-    _label_ms_axis(axis, "endpoint TTFA under concurrency")
+    label_axis(axis, "endpoint TTFA under concurrency")
 
 
 def write_plot(results: dict[str, Any], path: str | Path) -> Path:
@@ -219,4 +238,4 @@ def write_plot(results: dict[str, Any], path: str | Path) -> Path:
         f"strands-voice bench{' (quick)' if results['config'].get('quick') else ''} - "
         f"{machine.get('cpu_model')}, {machine.get('cpu_cores')} cores, engine {machine.get('engine')}"
     )
-    return _save(plt, figure, title, path)
+    return save_figure(plt, figure, title, path)

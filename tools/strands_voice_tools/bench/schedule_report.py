@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from strands_voice_tools.bench.plot import _import_pyplot
+from strands_voice_tools.bench.plot import _import_pyplot, label_axis, save_figure, side_by_side, value_bars
 from strands_voice_tools.bench.report import format_machine
 from strands_voice_tools.bench.schedule import POLICIES
 
@@ -70,32 +70,19 @@ def write_schedule_plot(results: dict[str, Any], path: str | Path) -> Path:
     counts = [str(count) for count in results["config"]["sessions"]]
     figure, (ttfa_axis, stall_axis) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
     policies = _measured(results)
-    width = 0.8 / len(policies)
     for index, policy in enumerate(policies):
         rows = [results["staggered"][policy][count] for count in counts]
-        positions = [p + (index - (len(policies) - 1) / 2) * width for p in range(len(counts))]
-        panels = (
-            (ttfa_axis, [row["ttfa_p95_s"] * 1e3 for row in rows], "{:.0f}"),
-            (stall_axis, [row["stall_mean_s"] for row in rows], "{:.1f}"),
-        )
-        for axis, values, fmt in panels:
-            bars = axis.bar(positions, values, width, label=policy, color=_COLORS[policy])
-            for bar, value in zip(bars, values, strict=True):
-                axis.annotate(
-                    fmt.format(value), (bar.get_x() + bar.get_width() / 2, value), ha="center", fontsize=7
-                )
+        width, offset = side_by_side(index, len(policies))
+        positions = [p + offset for p in range(len(counts))]
+        style = {"label": policy, "color": _COLORS[policy]}
+        value_bars(ttfa_axis, positions, [row["ttfa_p95_s"] * 1e3 for row in rows], width, "{:.0f}", **style)
+        value_bars(stall_axis, positions, [row["stall_mean_s"] for row in rows], width, "{:.1f}", **style)
     for axis, title, unit in (
         (ttfa_axis, "time to first audio, p95", "ms"),
         (stall_axis, "stall per session (mean)", "s"),
     ):
         axis.set_xticks(range(len(counts)), counts)
         axis.set_xlabel(f"staggered sessions (one every {results['config']['stagger_s']} s)")
-        axis.set_ylabel(unit)
-        axis.set_title(title, fontsize=10)
-        axis.legend(fontsize=8)
-        axis.grid(axis="y", alpha=0.3)
-    figure.suptitle(f"strands-voice bench --schedule - {results['machine'].get('cpu_model')}", fontsize=11)
-    target = Path(path)
-    figure.savefig(target, dpi=110)
-    plt.close(figure)
-    return target
+        label_axis(axis, title, unit)
+    title = f"strands-voice bench --schedule - {results['machine'].get('cpu_model')}"
+    return save_figure(plt, figure, title, path)

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-from collections.abc import AsyncIterable, Callable
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
 from agentcore_app.scripted import ScriptedModel
 from strands.bidi.types.events import BidiAudioDeltaEvent, BidiBargeInEvent, BidiResponseStartEvent
-from strands.types.content import Messages
-from strands.types.streaming import StreamEvent
-from strands.types.tools import ToolSpec
 from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.audible import first_audible_sample, pcm16_to_float
 from strands_voice_protocol.audio.resample import resample_linear
@@ -54,23 +51,15 @@ Progress = Callable[[str], None]
 
 
 class TalkBenchModel(ScriptedModel):
-    """The stand-in: :data:`ANSWER` with its first sentence at 0.5 s; "Okay." after a barge-in."""
+    """The stand-in: :data:`ANSWER` with its first sentence at 0.5 s; each trial scripts "Okay." after it."""
 
     def __init__(self) -> None:
         super().__init__(text=ANSWER, first_sentence_s=0.5, total_s=1.5)
 
-    async def stream(
-        self,
-        messages: Messages,
-        tool_specs: list[ToolSpec] | None = None,
-        system_prompt: str | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterable[StreamEvent]:
-        last = " ".join(str(block.get("text", "")) for block in messages[-1]["content"]).lower()
-        self.config["text"] = "Okay." if "stop" in last else ANSWER
-        self.config["total_s"] = 0.3 if "stop" in last else 1.5
-        async for event in super().stream(messages, tool_specs, system_prompt, **kwargs):
-            yield event
+
+def _answer_next(stack: TalkStack, text: str, total_s: float) -> None:
+    """Script the stand-in's answer to what the caller says next (an answer reads it as it starts)."""
+    stack.cascade.model.update_config(text=text, total_s=total_s)
 
 
 def audible_16k(engine: Any, text: str) -> bytes:
@@ -92,6 +81,7 @@ async def _one_trial(
     stack: TalkStack, mic: PacedInput, recorder: AnswerRecorder, question: bytes, barge: bytes
 ) -> dict[str, float]:
     started = recorder.until(lambda e: isinstance(e, BidiResponseStartEvent), within_s=60)
+    _answer_next(stack, ANSWER, 1.5)
     mic.say(question)
     await started
     answer_id = next(
@@ -105,6 +95,7 @@ async def _one_trial(
     await asyncio.sleep(1.5)  # the caller listens for a while, then speaks over the answer
     first_heard = first_delta + _first_heard_s(recorder, answer_id)
     barged = recorder.until(lambda e: isinstance(e, BidiBargeInEvent), within_s=30)
+    _answer_next(stack, "Okay.", 0.3)
     mic.say(barge)
     barge_at = await barged
     speech_start = mic.current_start if mic.current_start is not None else mic.spoke[-1][0]
