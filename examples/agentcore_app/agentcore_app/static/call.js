@@ -5,6 +5,8 @@
 // what to show and play (app.js): this module only carries frames and says what went wrong, in words.
 
 const CALL_RATE = 16000;
+// At most this much audio from before the call started is kept for it (10 s of PCM16 at 16 kHz).
+const EARLY_AUDIO_BYTES = CALL_RATE * 2 * 10;
 
 /** What to tell a person whose microphone could not be opened. */
 export function microphoneMessage(error) {
@@ -40,6 +42,9 @@ export class CallClient {
     this.context = null;
     this.node = null;
     this.listening = false;
+    this.started = false;
+    this.early = []; // what the microphone caught before `start` went out (the caller's first words)
+    this.earlyBytes = 0;
     this.closed = false;
     this.framesSent = 0;
     this.bytesReceived = 0;
@@ -82,6 +87,11 @@ export class CallClient {
       this.socket = socket;
       socket.onopen = () => {
         socket.send(JSON.stringify({ ...start, type: "start", sample_rate: CALL_RATE }));
+        // The app takes audio right after `start` (it holds it while its listener opens): nothing the
+        // caller said since the microphone opened is lost.
+        this.started = true;
+        for (const buffer of this.early) this.sendAudio(buffer);
+        this.early = [];
         resolve();
       };
       socket.onerror = () => reject(new Error("Cannot open the call: is the app running, and does it serve ws?"));
@@ -107,8 +117,13 @@ export class CallClient {
   }
 
   sendAudio(buffer) {
-    // Frames before `listening` are not sent: the app is not ready for them yet.
-    if (!this.listening || !this.socket || this.socket.readyState !== WebSocket.OPEN) return;
+    if (!this.started) {
+      this.early.push(buffer);
+      this.earlyBytes += buffer.byteLength;
+      while (this.earlyBytes > EARLY_AUDIO_BYTES) this.earlyBytes -= this.early.shift().byteLength;
+      return;
+    }
+    if (!this.socket || this.socket.readyState !== WebSocket.OPEN) return;
     this.socket.send(buffer);
     this.framesSent += 1;
   }
@@ -138,6 +153,7 @@ export class CallClient {
   release() {
     this.closed = true;
     this.listening = false;
+    this.early = [];
     if (this.node) this.node.port.onmessage = null;
     if (this.stream) for (const track of this.stream.getTracks()) track.stop();
     if (this.context) this.context.close().catch(() => {});
