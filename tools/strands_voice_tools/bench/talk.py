@@ -87,7 +87,7 @@ async def _one_trial(
     answer_id = next(
         e.response_id for _, e in reversed(recorder.events) if isinstance(e, BidiResponseStartEvent)
     )
-    speech_end = mic.spoke[-1][1] + 0.02
+    speech_end = mic.spoke[-1][1]
     first_delta = await recorder.until(
         lambda e: isinstance(e, BidiAudioDeltaEvent) and e.content_id.startswith(answer_id), within_s=60
     )

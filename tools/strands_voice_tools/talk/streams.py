@@ -40,7 +40,10 @@ class PacedInput:
     """An input stream: queued utterances at real-time speed, silence in between (20 ms frames).
 
     Attributes:
-        spoke: ``(first frame sent, last frame sent)`` ``perf_counter`` times of each utterance.
+        spoke: ``(start, end)`` of each utterance on the caller's clock (``perf_counter``): when its first
+            frame's audio began and its last frame's ended. A frame is handed over when its audio has
+            ended, never earlier; a late reader gets late frames, and the lag counts against the system,
+            not the caller (its speech does not seem to start later).
     """
 
     def __init__(self) -> None:
@@ -54,7 +57,7 @@ class PacedInput:
 
     @property
     def current_start(self) -> float | None:
-        """When the utterance playing now started (None: silence)."""
+        """When the utterance playing now started, on the caller's clock (None: silence)."""
         return self._current_started
 
     def say(self, pcm16: bytes) -> None:
@@ -76,15 +79,17 @@ class PacedInput:
         await asyncio.sleep(max(0.0, self._next - time.perf_counter()))
         frame = b""
         if self._queue:
-            now = time.perf_counter()
+            ends = self._next
             if self._current_started is None:
-                self._current_started = now
+                self._current_started = ends - _FRAME_S
             utterance = self._queue[0]
             frame = bytes(utterance[: self._frame])
             del utterance[: self._frame]
             if not utterance:
                 self._queue.pop(0)
-                self.spoke.append((self._current_started, now))
+                # The last frame may be short (padded with silence): the speech ends with its samples.
+                spoken_s = len(frame) / (2 * LISTEN_RATE)
+                self.spoke.append((self._current_started, ends - _FRAME_S + spoken_s))
                 self._current_started = None
                 if not self._queue:
                     self.idle.set()
