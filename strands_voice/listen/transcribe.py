@@ -15,21 +15,17 @@ import asyncio
 import contextlib
 import logging
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError, RecognitionErrorCode
 
-from strands_voice._aws import (
-    BotocoreCredentials,
-    SmithySDK,
-    chain_credentials,
-    chain_region,
-    load_smithy_sdk,
-    unmodeled_error,
-)
-from strands_voice.listen._deps import INSTALL_HINT
+from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region, unmodeled_error
+from strands_voice.listen._deps import transcribe_sdk
 from strands_voice.listen.recognizer import RecognitionStream
+
+if TYPE_CHECKING:
+    from strands_voice._aws import SmithySDK
 
 __all__ = ["TranscribeRecognizer", "TranscriptSegments", "recognition_error"]
 
@@ -45,10 +41,6 @@ _SERVICE_ERRORS: Final[dict[str, tuple[RecognitionErrorCode, bool]]] = {
     "ConflictException": ("connection_lost", True),
     "InternalFailureException": ("internal", True),
 }
-
-
-def _load_sdk() -> SmithySDK:
-    return load_smithy_sdk("aws_sdk_transcribe_streaming", "AsyncTranscribeStreaming", INSTALL_HINT)
 
 
 def recognition_error(exc: BaseException, *, opening: bool) -> RecognitionError:
@@ -153,7 +145,7 @@ class TranscribeRecognizer:
 
     async def warm_up(self) -> None:
         """Find the region and the credentials ahead of the first turn (no call to the service)."""
-        await self._settings(_load_sdk())
+        await self._settings(transcribe_sdk())
 
     async def _settings(self, sdk: SmithySDK) -> dict[str, Any]:
         """The client's region, endpoint and credentials, found once.
@@ -198,7 +190,7 @@ class TranscribeRecognizer:
             MissingDependencyError: the ``listen`` extra is not installed.
             RecognitionError: no region or credentials, or the request could not be made.
         """
-        sdk = _load_sdk()
+        sdk = transcribe_sdk()
         client = await self._client_here(sdk)
         request = sdk.models.StartStreamTranscriptionInput(
             language_code=self.language_code, media_sample_rate_hertz=self.sample_rate, media_encoding="pcm"
