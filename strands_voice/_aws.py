@@ -2,7 +2,9 @@
 
 Both come from the standard chain, the one boto3 uses (environment, profiles, SSO, container and instance
 roles), through botocore, which Strands already installs. The SageMaker transport and the Transcribe
-recognizer each turn a missing one into their own error.
+recognizer each turn a missing one into their own error. Both call their service through a smithy HTTP/2
+SDK, imported lazily the same way (:func:`load_smithy_sdk`), whose unmodeled errors read the same way
+(:func:`unmodeled_error`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,20 @@ import importlib
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Final
 
-__all__ = ["BotocoreCredentials", "chain_credentials", "chain_region", "unmodeled_error"]
+from strands_voice_protocol.errors import MissingDependencyError
+
+__all__ = [
+    "BotocoreCredentials",
+    "SmithySDK",
+    "chain_credentials",
+    "chain_region",
+    "load_smithy_sdk",
+    "unmodeled_error",
+]
 
 # How the smithy SDKs word an HTTP error they do not model: "... - status: 403 - id: ns#AccessDenied".
 _UNMODELED_ERROR: Final = re.compile(r"status: (?P<status>\d+)(?: - id: (?:[\w.]+#)?(?P<id>\w+))?")
@@ -82,3 +95,45 @@ def unmodeled_error(exc: BaseException) -> tuple[str, int] | None:
     if match is None:
         return None
     return match["id"] or f"HTTP{match['status']}", int(match["status"])
+
+
+@dataclass(frozen=True, slots=True)
+class SmithySDK:
+    """The lazily imported pieces of a smithy HTTP/2 AWS SDK (SageMaker runtime, Transcribe streaming)."""
+
+    client_cls: Any
+    config_cls: Any
+    models: ModuleType
+    crt_client_cls: Any
+    call_error: type[BaseException]
+    identity_cls: Any
+
+
+def load_smithy_sdk(package: str, service: str, install_hint: str) -> SmithySDK:
+    """Import the SDK ``package`` (its ``{service}Client``, ``{service}Config`` and models) with awscrt.
+
+    Args:
+        package: The SDK's module (``aws_sdk_transcribe_streaming``).
+        service: Its client's name without ``Client`` (``AsyncTranscribeStreaming``).
+        install_hint: What to install, said when a module is missing.
+
+    Raises:
+        MissingDependencyError: A module is not installed (the message names it and ``install_hint``).
+    """
+
+    def load(module: str) -> ModuleType:
+        try:
+            return importlib.import_module(module)
+        except ImportError as error:
+            raise MissingDependencyError(f"{module} is not installed: {install_hint}") from error
+
+    load("awscrt")  # the HTTP/2 client the duplex streams need
+    load(package)  # the package itself first: a missing SDK is named as such
+    return SmithySDK(
+        client_cls=getattr(load(f"{package}.client"), f"{service}Client"),
+        config_cls=getattr(load(f"{package}.config"), f"{service}Config"),
+        models=load(f"{package}.models"),
+        crt_client_cls=load("smithy_http.aio.crt").AWSCRTHTTPClient,
+        call_error=load("smithy_core.exceptions").CallError,
+        identity_cls=load("smithy_aws_core.identity").AWSCredentialsIdentity,
+    )

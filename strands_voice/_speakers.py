@@ -24,12 +24,12 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, Final
 
 from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
+from strands_voice._closing import ClosedOnExit
 from strands_voice._playback import PlaybackBuffer
 
 __all__ = ["Speakers"]
@@ -74,7 +74,7 @@ def _output_device(sd: Any, device: int | str | None) -> dict[str, Any]:
     return dict(info)
 
 
-class Speakers:
+class Speakers(ClosedOnExit):
     """Plays the handler's pcm16 audio on an output device as it arrives.
 
     Args:
@@ -202,14 +202,6 @@ class Speakers:
         if stream is not None:
             stream.stop()
             stream.close()
-
-    def __enter__(self) -> Speakers:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _format(self, rate: int, channels: int) -> None:
         """Play at ``rate`` and ``channels`` from now on (a change closes the open stream)."""

@@ -56,7 +56,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncGenerator, Callable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from strands.agent.agent import Agent as _Agent
@@ -67,6 +66,7 @@ from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
 from strands_voice._agent_run import AgentRun, close_run, produce
 from strands_voice._answer_memory import AnswerMemories
+from strands_voice._closing import ClosedOnExit
 from strands_voice._defaults import CONNECT_TIMEOUT_S, SILENCE_TIMEOUT_S
 from strands_voice._event_queue import EventQueue
 from strands_voice._event_stream import EventHub, EventStream
@@ -112,7 +112,7 @@ def ends_model_turn(kwargs: Mapping[str, Any]) -> bool:
     return isinstance(start, Mapping) and "toolUse" in start
 
 
-class VoiceCallbackHandler:
+class VoiceCallbackHandler(ClosedOnExit):
     """A Strands callback handler that speaks the agent's text while it is generated.
 
     Args:
@@ -342,11 +342,3 @@ class VoiceCallbackHandler:
         self._responses.close(timeout)
         self._memories.settle(timeout)  # a rewritten answer is in its store once the handler is closed
         self._hub.end()
-
-    def __enter__(self) -> VoiceCallbackHandler:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()

@@ -41,14 +41,14 @@ __all__ = [
 
 #: The instrumentation scope of the library's spans.
 TRACER_NAME: Final = "strands_voice"
+#: Every span, span event and attribute name is under the scope's name.
+_PREFIX: Final = TRACER_NAME + "."
 #: One span per spoken answer.
-ANSWER_SPAN: Final = "strands_voice.answer"
+ANSWER_SPAN: Final = _PREFIX + "answer"
 #: One span event per sentence spoken in full.
-SENTENCE_EVENT: Final = "strands_voice.sentence"
+SENTENCE_EVENT: Final = _PREFIX + "sentence"
 #: One span event per speech error.
-ERROR_EVENT: Final = "strands_voice.error"
-
-_PREFIX: Final = "strands_voice."
+ERROR_EVENT: Final = _PREFIX + "error"
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,9 @@ from types import ModuleType
 
 from strands_voice_protocol.errors import MissingDependencyError
 
-__all__ = ["INSTALL_HINT", "import_extra"]
+from strands_voice._aws import SmithySDK, load_smithy_sdk
+
+__all__ = ["INSTALL_HINT", "import_extra", "transcribe_sdk"]
 
 INSTALL_HINT = "pip install 'strands-voice[listen]' (in this repository: uv sync --group listen)"
 
@@ -18,3 +20,8 @@ def import_extra(module: str) -> ModuleType:
         return importlib.import_module(module)
     except ImportError as error:
         raise MissingDependencyError(f"{module} is not installed: {INSTALL_HINT}") from error
+
+
+def transcribe_sdk() -> SmithySDK:
+    """Import the Transcribe streaming SDK (with awscrt), or say what to install."""
+    return load_smithy_sdk("aws_sdk_transcribe_streaming", "AsyncTranscribeStreaming", INSTALL_HINT)

@@ -14,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError, RecognitionErrorCode
 
 from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region, unmodeled_error
-from strands_voice.listen._deps import import_extra
+from strands_voice.listen._deps import transcribe_sdk
 from strands_voice.listen.recognizer import RecognitionStream
+
+if TYPE_CHECKING:
+    from strands_voice._aws import SmithySDK
 
 __all__ = ["TranscribeRecognizer", "TranscriptSegments", "recognition_error"]
 
@@ -39,28 +41,6 @@ _SERVICE_ERRORS: Final[dict[str, tuple[RecognitionErrorCode, bool]]] = {
     "ConflictException": ("connection_lost", True),
     "InternalFailureException": ("internal", True),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class _SDK:
-    """The lazily imported pieces of the Transcribe SDK."""
-
-    client_cls: Any
-    config_cls: Any
-    models: ModuleType
-    crt_client_cls: Any
-    identity_cls: Any
-
-
-def _load_sdk() -> _SDK:
-    import_extra("awscrt")  # the HTTP/2 client the duplex stream needs
-    return _SDK(
-        client_cls=import_extra("aws_sdk_transcribe_streaming.client").AsyncTranscribeStreamingClient,
-        config_cls=import_extra("aws_sdk_transcribe_streaming.config").AsyncTranscribeStreamingConfig,
-        models=import_extra("aws_sdk_transcribe_streaming.models"),
-        crt_client_cls=import_extra("smithy_http.aio.crt").AWSCRTHTTPClient,
-        identity_cls=import_extra("smithy_aws_core.identity").AWSCredentialsIdentity,
-    )
 
 
 def recognition_error(exc: BaseException, *, opening: bool) -> RecognitionError:
@@ -165,9 +145,9 @@ class TranscribeRecognizer:
 
     async def warm_up(self) -> None:
         """Find the region and the credentials ahead of the first turn (no call to the service)."""
-        await self._settings(_load_sdk())
+        await self._settings(transcribe_sdk())
 
-    async def _settings(self, sdk: _SDK) -> dict[str, Any]:
+    async def _settings(self, sdk: SmithySDK) -> dict[str, Any]:
         """The client's region, endpoint and credentials, found once.
 
         Raises:
@@ -194,7 +174,7 @@ class TranscribeRecognizer:
         logger.debug("region=<%s>, endpoint=<%s> | transcribe settings found", region, self.endpoint_uri)
         return overrides
 
-    async def _client_here(self, sdk: _SDK) -> Any:
+    async def _client_here(self, sdk: SmithySDK) -> Any:
         """The SDK client of the running loop (its HTTP/2 connection is reused from turn to turn)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
@@ -210,7 +190,7 @@ class TranscribeRecognizer:
             MissingDependencyError: the ``listen`` extra is not installed.
             RecognitionError: no region or credentials, or the request could not be made.
         """
-        sdk = _load_sdk()
+        sdk = transcribe_sdk()
         client = await self._client_here(sdk)
         request = sdk.models.StartStreamTranscriptionInput(
             language_code=self.language_code, media_sample_rate_hertz=self.sample_rate, media_encoding="pcm"

@@ -38,31 +38,26 @@ Kind = Literal["speech", "silence", "unsure"]
 
 
 @dataclass(frozen=True)
-class SpeechStarted:
+class _AtSample:
+    """A moment of the turn: the event happened at sample ``at``."""
+
+    at: int
+
+
+class SpeechStarted(_AtSample):
     """A turn started: speech began at sample ``at`` (reported once ``min_speech_s`` of it was heard)."""
 
-    at: int
 
-
-@dataclass(frozen=True)
-class Paused:
+class Paused(_AtSample):
     """The caller went silent at sample ``at`` (the turn may still go on)."""
 
-    at: int
 
-
-@dataclass(frozen=True)
-class Quiet:
+class Quiet(_AtSample):
     """The pause has lasted ``speculate_after_s`` at sample ``at``: the turn will likely end (speculate)."""
 
-    at: int
 
-
-@dataclass(frozen=True)
-class Resumed:
+class Resumed(_AtSample):
     """Speech resumed at sample ``at`` after a pause shorter than ``end_silence_s``."""
-
-    at: int
 
 
 @dataclass(frozen=True)
@@ -73,11 +68,8 @@ class TurnEnded:
     end: int
 
 
-@dataclass(frozen=True)
-class TurnTooLong:
+class TurnTooLong(_AtSample):
     """The turn reached ``max_turn_s`` at sample ``at``; a :class:`TurnEnded` follows."""
-
-    at: int
 
 
 TurnEvent = SpeechStarted | Paused | Quiet | Resumed | TurnEnded | TurnTooLong

@@ -13,9 +13,8 @@ from typing import Any, Final
 
 from strands_voice_protocol.errors import TTSConnectionError
 
-from strands_voice._aws import BotocoreCredentials, chain_credentials, chain_region
+from strands_voice._aws import BotocoreCredentials, SmithySDK, chain_credentials, chain_region
 from strands_voice.sagemaker.framing import default_endpoint_uri
-from strands_voice.sagemaker.sdk import SDK
 
 __all__ = ["resolve_credentials", "resolve_endpoint_uri", "resolve_region"]
 
@@ -41,7 +40,7 @@ def resolve_region(region: str | None) -> str:
     return region
 
 
-async def resolve_credentials(sdk: SDK) -> Any:
+async def resolve_credentials(sdk: SmithySDK) -> Any:
     """Credentials from the standard AWS chain (the one boto3 uses); None leaves it to the SDK's own.
 
     Raises:

@@ -8,53 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, Final
 
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice._aws import SmithySDK, load_smithy_sdk
 
-__all__ = ["SDK", "TrackedHTTPClient", "load_sdk"]
+__all__ = ["TrackedHTTPClient", "load_sdk"]
 
 logger = logging.getLogger(__name__)
 
 _INSTALL_HINT: Final = "pip install 'strands-voice[sagemaker]'"
 
 
-@dataclass(frozen=True, slots=True)
-class SDK:
-    """The lazily imported pieces of the optional SageMaker SDK."""
-
-    client_cls: Any
-    config_cls: Any
-    models: ModuleType
-    crt_client_cls: Any
-    call_error: type[BaseException]
-    identity_cls: Any
-
-
-def load_sdk() -> SDK:
-    """Import the optional SDK, or say what to install."""
-    try:
-        import awscrt  # noqa: F401  (the HTTP/2 client needs the [awscrt] extra)
-        from aws_sdk_sagemaker_runtime_http2 import models
-        from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
-        from aws_sdk_sagemaker_runtime_http2.config import AsyncSageMakerRuntimeHTTP2Config
-        from smithy_aws_core.identity import AWSCredentialsIdentity
-        from smithy_core.exceptions import CallError
-        from smithy_http.aio.crt import AWSCRTHTTPClient
-    except ImportError as exc:
-        raise MissingDependencyError(
-            "The SageMaker transport needs aws-sdk-sagemaker-runtime-http2 with awscrt: " + _INSTALL_HINT
-        ) from exc
-    return SDK(
-        client_cls=AsyncSageMakerRuntimeHTTP2Client,
-        config_cls=AsyncSageMakerRuntimeHTTP2Config,
-        models=models,
-        crt_client_cls=AWSCRTHTTPClient,
-        call_error=CallError,
-        identity_cls=AWSCredentialsIdentity,
-    )
+def load_sdk() -> SmithySDK:
+    """Import the optional SDK (``aws-sdk-sagemaker-runtime-http2`` with awscrt), or say what to install."""
+    return load_smithy_sdk("aws_sdk_sagemaker_runtime_http2", "AsyncSageMakerRuntimeHTTP2", _INSTALL_HINT)
 
 
 class TrackedHTTPClient:
