@@ -37,6 +37,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
+from strands_voice._defaults import CONNECT_TIMEOUT_S
 from strands_voice._event_queue import EventQueue
 from strands_voice._response import Response
 from strands_voice.bidi.answer import Answer, AnswerParts, Marks
@@ -98,7 +99,7 @@ class VoiceCascade(BidiModel):
         settings: ListenSettings | None = None,
         vad: Vad | None = None,
         transport_factory: TransportFactory | None = None,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
         max_queued_events: int = 256,
     ) -> None:
         factory = _transport_factory(tts_url, transport_factory, connect_timeout)

@@ -28,6 +28,7 @@ from strands.bidi.types.events import BidiAudioDeltaEvent, BidiBargeInEvent, Bid
 from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.audible import first_audible_sample, pcm16_to_float
 from strands_voice_protocol.audio.resample import resample_linear
+from strands_voice_protocol.wire import SAMPLE_RATE
 
 from strands_voice_tools.bench.stats import summarize
 from strands_voice_tools.machine import describe_machine, load_average
@@ -73,8 +74,8 @@ def audible_16k(engine: Any, text: str) -> bytes:
 def _first_heard_s(recorder: AnswerRecorder, answer_id: str) -> float:
     """Seconds from an answer's first audio delta to its first audible sample."""
     samples = pcm16_to_float(recorder.audio(answer_id))
-    index = first_audible_sample(samples, 24000)
-    return (index or 0) / 24000
+    index = first_audible_sample(samples, SAMPLE_RATE)
+    return (index or 0) / SAMPLE_RATE
 
 
 async def _one_trial(
