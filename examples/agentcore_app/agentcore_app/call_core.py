@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
+from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 
 from strands_voice.listen.events import SpeechStarted, Transcript, TurnTooLong
@@ -57,8 +58,6 @@ __all__ = [
     "TextFrame",
 ]
 
-#: The WebSocket close code of a call that ended normally (idle, or the caller's close).
-NORMAL_CLOSE: Final = 1000
 _BYTES_PER_SAMPLE: Final = 2
 
 
@@ -290,7 +289,7 @@ class CallCore:
     def _idle(self, _event: Stalled) -> list[CallAction]:
         self.phase = Phase.CLOSED
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
-        return [self._error("idle_timeout", message), Close(NORMAL_CLOSE, "idle")]
+        return [self._error("idle_timeout", message), Close(status.WS_1000_NORMAL_CLOSURE, "idle")]
 
     # --- the listener and the answers -----------------------------------------------------------------
 
