@@ -79,12 +79,21 @@ class _SerialWriter:
                 job, future = self._jobs.popleft()
             if not future.set_running_or_notify_cancel():
                 continue
+            failure: BaseException | None = None
             try:
                 job()
             except BaseException as error:  # handed to whoever waits on the future
-                future.set_exception(error)
-            else:
+                failure = error
+            with self._lock:
+                last = not self._jobs
+                if last:
+                    self._running = False  # not busy any more once the last waiter hears of it
+            if failure is None:
                 future.set_result(None)
+            else:
+                future.set_exception(failure)
+            if last:
+                return
 
 
 class _OffLoopRegistry(HookRegistry):
