@@ -16,13 +16,12 @@ from agentcore_app.call_core import (
     Listen,
     Phase,
     Send,
-    SpeechBegan,
     Stalled,
     TextFrame,
-    TurnTooLong,
-    Words,
 )
 from strands_voice_protocol.call_events import CALL_ERROR_CODES, CallEventBuilder, parse_call_event
+
+from strands_voice.listen.events import SpeechStarted, Transcript, TurnTooLong
 
 START = json.dumps({"type": "start", "voice": "jm_kumo", "format": "pcm16", "sample_rate": 16000})
 
@@ -94,26 +93,26 @@ def test_audio_goes_to_the_listener_in_whole_samples_and_an_oversized_frame_is_d
 
 def test_a_final_transcript_answers_and_speech_during_the_answer_barges_in() -> None:
     core = started()
-    sent = core.handle(SpeechBegan(1.25))
+    sent = core.handle(SpeechStarted(1.25))
     assert [a.event for a in sent if isinstance(a, Send)] == [
         {"type": "speech_start", "t_ms": 0.0, "at_s": 1.25}
     ]
     assert not any(isinstance(a, Interrupt) for a in sent)  # nothing to interrupt yet
-    assert [type(a) for a in core.handle(Words("what is", final=False))] == [Send]
-    actions = core.handle(Words(" What is the plan? ", final=True))
+    assert [type(a) for a in core.handle(Transcript("what is", final=False))] == [Send]
+    actions = core.handle(Transcript(" What is the plan? ", final=True))
     assert actions[0] == Send(
         {"type": "transcript", "t_ms": 0.0, "role": "user", "text": " What is the plan? ", "final": True}
     )
     assert actions[1] == Answer("What is the plan?", spoken=True)
     assert core.answering
-    barge = core.handle(SpeechBegan(5.0))
+    barge = core.handle(SpeechStarted(5.0))
     assert isinstance(barge[0], Send) and barge[1] == Interrupt()
     # A new turn while the old answer is still ending: interrupt it (again), then answer.
-    assert core.handle(Words("stop", final=True))[1:] == [Interrupt(), Answer("stop", spoken=True)]
+    assert core.handle(Transcript("stop", final=True))[1:] == [Interrupt(), Answer("stop", spoken=True)]
     core.handle(AnswerEnded())
     core.handle(AnswerEnded())
     assert not core.answering
-    assert core.handle(Words("", final=True))[1:] == []  # a noise with no words: nothing to answer
+    assert core.handle(Transcript("", final=True))[1:] == []  # a noise with no words: nothing to answer
 
 
 def test_typed_prompt_and_interrupt() -> None:
@@ -142,7 +141,7 @@ def test_silence_past_the_idle_timeout_closes_the_call_but_not_while_an_answer_p
 
 def test_no_frame_at_all_and_a_turn_past_the_longest_are_coded() -> None:
     core = started()
-    assert errors(core.handle(TurnTooLong())) == ["turn_too_long"]
+    assert errors(core.handle(TurnTooLong(at_s=30.0))) == ["turn_too_long"]
     assert core.phase is Phase.LISTENING
     actions = core.handle(Stalled())
     assert errors(actions) == ["idle_timeout"] and isinstance(actions[-1], Close)

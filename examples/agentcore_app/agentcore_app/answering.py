@@ -59,31 +59,28 @@ class Answering:
         voice: VoiceCallbackHandler,
     ) -> AsyncGenerator[Event, None]:
         """The answer's Leg 3 events, measured when the app has metrics; closing it stops the answer."""
-        events = self._answer(request, request_id, session_id, voice)
-        return events if self.metrics is None else measured(events, self.metrics)
 
-    async def _answer(
-        self,
-        request: VoiceRequest,
-        request_id: str | None,
-        session_id: str | None,
-        voice: VoiceCallbackHandler,
-    ) -> AsyncGenerator[Event, None]:
-        clock = EventBuilder()  # only for an error raised past the handler's stream; its t_ms is close enough
-        try:
-            # The session's previous answer, if still speaking, is interrupted and has ended by now.
-            async with self.conversations.turn(session_id, voice, request_id) as agent:
-                # text_delta from the agent's token stream and the handler's speech events, from one queue.
-                events = voice.stream(agent, request.prompt, options=request.options, request_id=request_id)
-                # Closing this generator (the caller left) closes the stream: its tasks and TTS session end.
-                async with contextlib.aclosing(events):
-                    async for event in events:
-                        yield event
-        except SessionBusyError:
-            message = "this session's previous answer is still stopping; try again"
-            yield clock.error(code="busy", message=message)
-        except Exception:
-            logger.exception("request_id=<%s> | voice answer failed", request_id)
-            yield clock.error(code="internal", message="the agent could not finish its answer; try again")
-        finally:
-            voice.close()
+        async def events() -> AsyncGenerator[Event, None]:
+            # Only for an error raised past the handler's stream; its t_ms is close enough.
+            clock = EventBuilder()
+            try:
+                # The session's previous answer, if still speaking, is interrupted and has ended by now.
+                async with self.conversations.turn(session_id, voice, request_id) as agent:
+                    # text_delta from the agent's token stream and the handler's speech events, one queue.
+                    spoken = voice.stream(
+                        agent, request.prompt, options=request.options, request_id=request_id
+                    )
+                    # Closing this generator (the caller left) closes the stream, its tasks and TTS session.
+                    async with contextlib.aclosing(spoken):
+                        async for event in spoken:
+                            yield event
+            except SessionBusyError:
+                message = "this session's previous answer is still stopping; try again"
+                yield clock.error(code="busy", message=message)
+            except Exception:
+                logger.exception("request_id=<%s> | voice answer failed", request_id)
+                yield clock.error(code="internal", message="the agent could not finish its answer; try again")
+            finally:
+                voice.close()
+
+        return events() if self.metrics is None else measured(events(), self.metrics)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, RequestContext
+from starlette import status
 from starlette.websockets import WebSocket, WebSocketState
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
@@ -60,8 +61,6 @@ logger = logging.getLogger(__name__)
 STOP_TIMEOUT_S: Final = 10.0
 #: Frames waiting for the socket before the answer waits for the caller (backpressure).
 OUTBOX_FRAMES: Final = 64
-_POLICY_VIOLATION: Final = 1008
-_INTERNAL_ERROR: Final = 1011
 
 
 def add_call_route(
@@ -117,7 +116,7 @@ class Call:
         self.live: LiveAnswer | None = None  # the latest answer: speaking, or about to
         self._unanswered: SpokenTurn | None = None  # a turn stopped before its answer began
         self.clock = TurnClock()
-        self.close_code = 1000
+        self.close_code = status.WS_1000_NORMAL_CLOSURE
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, work: Any, name: str) -> asyncio.Task[Any]:
@@ -145,7 +144,7 @@ class Call:
         await self.websocket.send_text(
             json.dumps(self.core.builder.error(code="invalid_request", message=message))
         )
-        await self.websocket.close(_POLICY_VIOLATION)
+        await self.websocket.close(status.WS_1008_POLICY_VIOLATION)
 
     async def _receive(self) -> None:
         idle_s = self.core.limits.idle_s
@@ -194,7 +193,7 @@ class Call:
                 self.core.builder.error(code="internal", message=f"this app cannot listen: {error}")
             )
             self.core.phase = Phase.CLOSED
-            self.close_code = _INTERNAL_ERROR
+            self.close_code = status.WS_1011_INTERNAL_ERROR
             return
         self._spawn(self._hear(self.listener), "call-listener")
         await self.send(self.core.builder.listening(sample_rate=CALL_SAMPLE_RATE, session_id=self.session_id))

@@ -1,10 +1,11 @@
 """The rules of one spoken call (Leg 3 over WebSocket), as a sans-I/O state machine.
 
 :class:`CallCore` is given what happens (a text or binary frame from the caller, no frame for the idle
-timeout, what the listener heard, an answer that ended) and answers each with actions for its asyncio
-adapter (:mod:`agentcore_app.call`) to perform: send an event, open the listener, feed it audio, answer a
-turn, interrupt the answer being spoken, close the call. It holds no clock (time is audio counted in
-bytes) and does no I/O, so every rule is tested without a socket.
+timeout, what the listener heard as the library's :mod:`strands_voice.listen` events, an answer that
+ended) and answers each with actions for its asyncio adapter (:mod:`agentcore_app.call`) to perform:
+send an event, open the listener, feed it audio, answer a turn, interrupt the answer being spoken, close
+the call. It holds no clock (time is audio counted in bytes) and does no I/O, so every rule is tested
+without a socket.
 
 The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 
@@ -31,7 +32,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
+from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
+
+from strands_voice.listen.events import SpeechStarted, Transcript, TurnTooLong
 
 from .payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
 
@@ -45,19 +49,15 @@ __all__ = [
     "CallLimits",
     "Close",
     "Feed",
+    "Heard",
     "Interrupt",
     "Listen",
     "Phase",
     "Send",
-    "SpeechBegan",
     "Stalled",
     "TextFrame",
-    "TurnTooLong",
-    "Words",
 ]
 
-#: The WebSocket close code of a call that ended normally (idle, or the caller's close).
-NORMAL_CLOSE: Final = 1000
 _BYTES_PER_SAMPLE: Final = 2
 
 
@@ -111,31 +111,13 @@ class Stalled:
 
 
 @dataclass(frozen=True)
-class SpeechBegan:
-    """The listener heard the caller start speaking, ``at_s`` seconds into the call's audio."""
-
-    at_s: float
-
-
-@dataclass(frozen=True)
-class Words:
-    """The listener's transcript so far; ``final`` ends the caller's turn."""
-
-    text: str
-    final: bool
-
-
-@dataclass(frozen=True)
-class TurnTooLong:
-    """The caller spoke past the longest turn."""
-
-
-@dataclass(frozen=True)
 class AnswerEnded:
     """An answer's stream ended (however it ended)."""
 
 
-CallInput = TextFrame | AudioFrame | Stalled | SpeechBegan | Words | TurnTooLong | AnswerEnded
+#: What the listener heard that the call acts on: the library's own events.
+Heard = SpeechStarted | Transcript | TurnTooLong
+CallInput = TextFrame | AudioFrame | Stalled | Heard | AnswerEnded
 
 # --- what to do (actions) ------------------------------------------------------------------------------
 
@@ -210,8 +192,8 @@ class CallCore:
             (Phase.LISTENING, TextFrame): self._text,
             (Phase.LISTENING, AudioFrame): self._audio,
             (Phase.LISTENING, Stalled): self._idle,
-            (Phase.LISTENING, SpeechBegan): self._speech_began,
-            (Phase.LISTENING, Words): self._words,
+            (Phase.LISTENING, SpeechStarted): self._speech_began,
+            (Phase.LISTENING, Transcript): self._words,
             (Phase.LISTENING, TurnTooLong): self._turn_too_long,
             (Phase.LISTENING, AnswerEnded): self._answer_ended,
             (Phase.AWAITING_START, AnswerEnded): self._answer_ended,
@@ -307,18 +289,18 @@ class CallCore:
     def _idle(self, _event: Stalled) -> list[CallAction]:
         self.phase = Phase.CLOSED
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
-        return [self._error("idle_timeout", message), Close(NORMAL_CLOSE, "idle")]
+        return [self._error("idle_timeout", message), Close(status.WS_1000_NORMAL_CLOSURE, "idle")]
 
     # --- the listener and the answers -----------------------------------------------------------------
 
-    def _speech_began(self, event: SpeechBegan) -> list[CallAction]:
+    def _speech_began(self, event: SpeechStarted) -> list[CallAction]:
         self._quiet_bytes = 0
         actions: list[CallAction] = [Send(self.builder.speech_start(at_s=event.at_s))]
         if self.answering:
             actions.append(Interrupt())  # barge-in: the caller speaks over the agent
         return actions
 
-    def _words(self, event: Words) -> list[CallAction]:
+    def _words(self, event: Transcript) -> list[CallAction]:
         self._quiet_bytes = 0
         actions: list[CallAction] = [Send(self.builder.transcript(text=event.text, final=event.final))]
         prompt = event.text.strip()

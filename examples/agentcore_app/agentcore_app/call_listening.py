@@ -3,8 +3,8 @@
 The app is a user of the library's listening pipeline (:mod:`strands_voice.listen`: Silero VAD, end of
 turn, Whisper), not a second one. :func:`default_listener_factory` opens a
 :class:`~strands_voice.listen.Listener` per call, all calls sharing one loaded Whisper model (a
-recognition at a time: two at once would both be slow on a small CPU). :func:`heard` turns its events
-into the call core's inputs; :class:`TurnClock` keeps where the caller's audio was when it arrived, so a
+recognition at a time: two at once would both be slow on a small CPU). :func:`heard` passes on the events
+the call core acts on; :class:`TurnClock` keeps where the caller's audio was when it arrived, so a
 turn's voice-to-voice time runs from the end of the caller's speech (in the audio) to the first answer
 audio sent, and its recognition time from the end of the turn to the final text.
 """
@@ -21,7 +21,7 @@ from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 
 from strands_voice.listen import events as listen_events
 
-from .call_core import CallInput, SpeechBegan, TurnTooLong, Words
+from .call_core import Heard
 from .payload import CallStart
 
 __all__ = [
@@ -138,17 +138,11 @@ class TurnClock:
         return self._clock()
 
 
-def heard(event: object, clock: TurnClock) -> CallInput | None:
-    """A listener event as the call core's input (None: nothing for the core; its time is noted)."""
-    if isinstance(event, listen_events.SpeechStarted):
-        return SpeechBegan(event.at_s)
+def heard(event: object, clock: TurnClock) -> Heard | None:
+    """A listener event the call core acts on (None: nothing for the core; its time is noted)."""
     if isinstance(event, listen_events.TurnEnded):
         clock.turn_ended(event.speech_end_s)
         return None
-    if isinstance(event, listen_events.Transcript):
-        if event.final:
-            clock.recognized()
-        return Words(event.text, event.final)
-    if isinstance(event, listen_events.TurnTooLong):
-        return TurnTooLong()
-    return None
+    if isinstance(event, listen_events.Transcript) and event.final:
+        clock.recognized()
+    return event if isinstance(event, Heard) else None

@@ -29,7 +29,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
 
 from strands import Agent
@@ -80,10 +80,11 @@ class Conversation:
     waiting: int = 0  # turns waiting for, or holding, the lock
 
 
+@dataclass(eq=False)
 class Conversations:
     """The conversations of one app, by session id (see the module docstring).
 
-    Args:
+    Attributes:
         store: Where conversations are kept, the window and the idle time.
         make_agent: Builds an agent from its session manager (None: not stored) and conversation manager.
         takeover_s: Seconds a barging-in invocation waits for the previous answer to stop.
@@ -91,21 +92,13 @@ class Conversations:
         clock: ``time.monotonic`` (tests pass a fake one).
     """
 
-    def __init__(
-        self,
-        store: ConversationStore,
-        make_agent: Callable[..., Agent],
-        *,
-        takeover_s: float = DEFAULT_TAKEOVER_S,
-        flush_s: float = DEFAULT_FLUSH_S,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.store = store
-        self._make_agent = make_agent
-        self._takeover_s = takeover_s
-        self._flush_s = flush_s
-        self._clock = clock
-        self._live: dict[str, Conversation] = {}
+    store: ConversationStore
+    make_agent: Callable[..., Agent]
+    _: KW_ONLY
+    takeover_s: float = DEFAULT_TAKEOVER_S
+    flush_s: float = DEFAULT_FLUSH_S
+    clock: Callable[[], float] = time.monotonic
+    _live: dict[str, Conversation] = field(default_factory=dict, init=False, repr=False)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -116,12 +109,12 @@ class Conversations:
             return Conversation(None)
         conversation = self._live.get(session_id)
         if conversation is None:
-            conversation = self._live[session_id] = Conversation(session_id, last_used=self._clock())
+            conversation = self._live[session_id] = Conversation(session_id, last_used=self.clock())
         return conversation
 
     def _evict_idle(self) -> None:
         """Drop conversations idle longer than ``idle_s`` from memory (their store keeps them)."""
-        now = self._clock()
+        now = self.clock()
         for session_id, conversation in list(self._live.items()):
             writing = conversation.store is not None and conversation.store.busy
             if conversation.waiting == 0 and not writing and now - conversation.last_used > self.store.idle_s:
@@ -147,7 +140,7 @@ class Conversations:
                 error,
             )
             window = SlidingWindowConversationManager(window_size=self.store.window)
-            agent, manager = self._make_agent(session_manager=None, conversation_manager=window), None
+            agent, manager = self.make_agent(session_manager=None, conversation_manager=window), None
         if agent.messages and agent.messages[-1]["role"] == "user":
             # The app stopped (was killed) before the answer was stored: none of it is known to be heard.
             logger.debug("session_id=<%s> | the last question was left unanswered", session_id)
@@ -162,14 +155,14 @@ class Conversations:
         inner = None if session_id is None else self.store.session_manager(session_id)
         manager = None if inner is None else OffLoopSessionManager(inner)
         window = SlidingWindowConversationManager(window_size=self.store.window)
-        return self._make_agent(session_manager=manager, conversation_manager=window), manager
+        return self.make_agent(session_manager=manager, conversation_manager=window), manager
 
     async def _stored(self, conversation: Conversation) -> None:
         """Wait (at most ``flush_s``) for the writes of the turn that ends."""
         if conversation.store is None:
             return
         try:
-            await asyncio.wait_for(conversation.store.flushed(), self._flush_s)
+            await asyncio.wait_for(conversation.store.flushed(), self.flush_s)
         except TimeoutError:
             logger.warning(
                 "session_id=<%s>, code=<%s> | the store is still writing the turn; the writes go on",
@@ -214,7 +207,7 @@ class Conversations:
                 logger.debug("session_id=<%s> | a new invocation barges in", session_id)
                 speaking.interrupt()
             try:
-                await asyncio.wait_for(conversation.lock.acquire(), self._takeover_s)
+                await asyncio.wait_for(conversation.lock.acquire(), self.takeover_s)
             except TimeoutError as error:
                 raise SessionBusyError("the session's previous answer is still speaking") from error
             try:
@@ -228,7 +221,7 @@ class Conversations:
                 try:
                     await self._stored(conversation)
                 finally:
-                    conversation.last_used = self._clock()
+                    conversation.last_used = self.clock()
                     conversation.lock.release()
         finally:
             conversation.waiting -= 1

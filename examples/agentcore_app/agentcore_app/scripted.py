@@ -167,12 +167,21 @@ class ScriptedModel(Model):
         """Return the configuration."""
         return self.config
 
-    def _delays(self, tokens: list[str]) -> list[float]:
+    def script_for(self, messages: Messages) -> ScriptedModelConfig:
+        """The script of the turn that ``messages`` ask for: its ``text`` and pacing (:attr:`config`).
+
+        A stand-in whose answer depends on what was said overrides this (not :meth:`stream`), e.g. to
+        answer a barge-in with a short "Okay.".
+        """
+        return self.config
+
+    @staticmethod
+    def _delays(tokens: list[str], script: ScriptedModelConfig) -> list[float]:
         """Seconds to sleep before each token."""
         first = _first_sentence_tokens(tokens)
         rest = len(tokens) - first
-        first_s = float(self.config["first_sentence_s"])
-        rest_s = max(float(self.config["total_s"]) - first_s, 0.0)
+        first_s = float(script["first_sentence_s"])
+        rest_s = max(float(script["total_s"]) - first_s, 0.0)
         delays = [first_s / first] * first if first else []
         delays += [rest_s / rest] * rest if rest else []
         return delays
@@ -197,14 +206,15 @@ class ScriptedModel(Model):
             ``messageStop`` and ``metadata`` events.
         """
         cancel_signal = kwargs.get("cancel_signal")
-        opening = _remembering(messages) if self.config.get("remember") else ""
-        tokens = split_tokens(opening + str(self.config["text"]))
+        script = self.script_for(messages)
+        opening = _remembering(messages) if script.get("remember") else ""
+        tokens = split_tokens(opening + str(script["text"]))
         started = time.monotonic()
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockStart": {"start": {}}}
         # Sleep to absolute deadlines so the pacing does not drift on a busy machine.
         deadline = started
-        for token, delay in zip(tokens, self._delays(tokens), strict=True):
+        for token, delay in zip(tokens, self._delays(tokens, script), strict=True):
             deadline += delay
             await asyncio.sleep(max(deadline - time.monotonic(), 0.0))
             if cancel_signal is not None and cancel_signal.is_set():

@@ -79,20 +79,19 @@ class _SerialWriter:
                 job, future = self._jobs.popleft()
             if not future.set_running_or_notify_cancel():
                 continue
-            error: BaseException | None = None
+            failure: BaseException | None = None
             try:
                 job()
-            except BaseException as raised:  # handed to whoever waits on the future
-                error = raised
+            except BaseException as error:  # handed to whoever waits on the future
+                failure = error
             with self._lock:
-                # Idle before the last job's waiter wakes: whoever waited for it sees the writer idle.
                 last = not self._jobs
                 if last:
-                    self._running = False
-            if error is None:
+                    self._running = False  # not busy any more once the last waiter hears of it
+            if failure is None:
                 future.set_result(None)
             else:
-                future.set_exception(error)
+                future.set_exception(failure)
             if last:
                 return
 
