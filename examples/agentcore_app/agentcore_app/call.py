@@ -114,7 +114,8 @@ class Call:
         self.outbox: asyncio.Queue[str | bytes | None] = asyncio.Queue(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
         self.live: LiveAnswer | None = None  # the latest answer: speaking, or about to
-        self._unanswered: SpokenTurn | None = None  # a turn stopped before its answer began
+        # A spoken turn stopped before its answer began: the next answer takes its words (never lost).
+        self._unanswered: SpokenTurn | None = None
         self.clock = TurnClock()
         self.close_code = status.WS_1000_NORMAL_CLOSURE
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -163,8 +164,6 @@ class Call:
 
     async def perform(self, actions: list[CallAction]) -> None:
         """Do what the core asked, in order."""
-        if not any(isinstance(action, Answer) for action in actions):
-            self._unanswered = None  # only the turn that follows at once takes a stopped turn's words
         for action in actions:
             if isinstance(action, Send):
                 await self.send(action.event)
