@@ -168,3 +168,69 @@ def test_a_tool_call_is_heard_before_the_tool_ends(
     after = recognizer.transcribe(heard_16k(recorder.audio("answer-1")))
     assert "sunny" in words(after)
     assert model.calls[1][-1]["content"][0]["toolResult"]["content"][0]["text"] == "Sunny in Paris."
+
+
+def openai_stand_in(answer: str, asked: list[dict[str, Any]]) -> Any:
+    """An OpenAI-compatible chat completions server (streaming): ``answer`` word by word; requests kept."""
+    import json
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stand-in"}
+        return f"data: {json.dumps({**body, 'choices': [choice]})}\n\n"
+
+    async def completions(request: Request) -> StreamingResponse:
+        asked.append(await request.json())
+
+        async def stream() -> AsyncIterator[str]:
+            yield chunk({"role": "assistant", "content": ""})
+            for word in answer.split(" "):
+                await asyncio.sleep(0.05)
+                yield chunk({"content": word + " "})
+            yield chunk({}, "stop")
+            yield "data: [DONE]\n\n"
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+
+
+def test_an_openai_compatible_model_with_the_default_recognizer(
+    recognizer: Any, onnx_engine: Any, endpoint_server: Any
+) -> None:
+    """Strands' ``OpenAIModel`` against a local OpenAI-compatible server; the recognizer is the default."""
+    from kokoro_endpoint.runner import running_server
+    from strands.models.openai import OpenAIModel
+
+    from strands_voice import VoiceOptions
+    from strands_voice.bidi import VoiceCascade
+
+    asked: list[dict[str, Any]] = []
+    with running_server(openai_stand_in("Paris is the capital of France.", asked)) as server:
+        model = OpenAIModel(
+            client_args={"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}, model_id="stand-in"
+        )
+        voice = VoiceCascade(
+            model=model, tts_url=endpoint_server.ws_url, options=VoiceOptions(voice="jm_kumo")
+        )
+        agent = BidiAgent(model=voice)
+        mic, recorder = Mic(), Recorder()
+
+        async def scenario() -> None:
+            async with running(agent, mic, recorder):
+                await asyncio.sleep(0.3)
+                mic.say(speak_16k(onnx_engine, "What is the capital of France?"))
+                await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=120)
+
+        asyncio.run(scenario())
+    last = asked[-1]["messages"][-1]
+    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
+    assert last["role"] == "user" and words(text) == "what is the capital of france"
+    assert asked[-1]["stream"] is True and asked[-1]["model"] == "stand-in"
+    spoken = recognizer.transcribe(heard_16k(recorder.audio("answer-1")))
+    assert "paris" in words(spoken) and "france" in words(spoken)
