@@ -52,6 +52,7 @@ from .call_core import (
 )
 from .call_listening import CallListener, ListenerFactory, TurnClock, default_listener_factory, heard
 from .call_turns import SpokenTurn, answer_turn
+from .config import call_recognizer_from_env
 
 __all__ = ["Call", "CallListener", "ListenerFactory", "add_call_route"]
 
@@ -70,7 +71,7 @@ def add_call_route(
     limits: CallLimits | None,
 ) -> None:
     """Serve spoken calls on ``app``'s ``/ws`` (bedrock-agentcore's ``websocket`` decorator)."""
-    factory = listener_factory or default_listener_factory()
+    factory = listener_factory or default_listener_factory(call_recognizer_from_env())
 
     @app.websocket
     async def call(websocket: WebSocket, context: RequestContext) -> None:

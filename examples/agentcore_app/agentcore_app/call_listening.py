@@ -22,6 +22,7 @@ from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 from strands_voice.listen import events as listen_events
 
 from .call_core import Heard
+from .config import RecognizerChoice
 from .payload import CallStart
 
 __all__ = [
@@ -55,24 +56,36 @@ class CallListener(Protocol):
 ListenerFactory = Callable[[CallStart], Awaitable[CallListener]]
 
 
-def default_listener_factory() -> ListenerFactory:
-    """The library's listener per call, with one Whisper model shared by all calls (loaded at first use).
+def default_listener_factory(choice: RecognizerChoice | None = None) -> ListenerFactory:
+    """The library's listener per call, with one recognizer shared by all calls (made at first use).
+
+    Args:
+        choice: Whisper (the default: offline, its model loaded once) or Amazon Transcribe streaming.
 
     Raises (when a call starts):
         MissingDependencyError: The ``listen`` extra is not installed (``strands-voice[listen]``).
     """
     shared: dict[str, Any] = {}
+    choice = choice or RecognizerChoice()
 
     async def open_listener(_start: CallStart) -> CallListener:
-        from strands_voice.listen import Listener, ListenSettings, SileroVad, WhisperRecognizer
+        from strands_voice.listen import Listener, ListenSettings, SileroVad
 
         recognizer = shared.get("recognizer")
         if recognizer is None:
-            recognizer = shared["recognizer"] = WhisperRecognizer()
+            recognizer = shared["recognizer"] = _recognizer(choice)
             await recognizer.warm_up()  # the first recognition is the slowest: not on the caller's turn
         return Listener(ListenSettings(sample_rate=CALL_SAMPLE_RATE), vad=SileroVad(), recognizer=recognizer)
 
     return open_listener
+
+
+def _recognizer(choice: RecognizerChoice) -> Any:
+    from strands_voice.listen import TranscribeRecognizer, WhisperRecognizer
+
+    if choice.kind == "transcribe":
+        return TranscribeRecognizer(language_code=choice.language, sample_rate=CALL_SAMPLE_RATE)
+    return WhisperRecognizer()
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from strands_voice_protocol.errors import ConfigurationError
 
@@ -14,6 +15,8 @@ __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",
     "DEFAULT_SYSTEM_PROMPT",
     "ConfigurationError",
+    "RecognizerChoice",
+    "call_recognizer_from_env",
     "model_spec_from_env",
     "normalize_tts_url",
     "silence_timeout_from_env",
@@ -70,6 +73,33 @@ def silence_timeout_from_env(environ: Mapping[str, str] | None = None) -> float:
     """
     env = os.environ if environ is None else environ
     return positive_from_env(env, "TTS_SILENCE_TIMEOUT_S", DEFAULT_SILENCE_TIMEOUT_S, unit=" of seconds")
+
+
+@dataclass(frozen=True)
+class RecognizerChoice:
+    """The spoken call's recognizer: ``whisper`` (offline, on the app's CPU) or ``transcribe`` (Amazon
+    Transcribe streaming, in ``language``)."""
+
+    kind: str = "whisper"
+    language: str = "en-US"
+
+
+def call_recognizer_from_env(environ: Mapping[str, str] | None = None) -> RecognizerChoice:
+    """``CALL_RECOGNIZER``: ``whisper`` (default), ``transcribe`` or ``transcribe:<language>`` (``ja-JP``).
+
+    Raises:
+        ConfigurationError: Another value.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("CALL_RECOGNIZER", "").strip()
+    kind, _, language = raw.partition(":")
+    if kind in ("", "whisper") and not language:
+        return RecognizerChoice()
+    if kind == "transcribe":
+        return RecognizerChoice("transcribe", language or "en-US")
+    raise ConfigurationError(
+        f"CALL_RECOGNIZER={raw!r}: use whisper (offline, the default), transcribe or transcribe:<language>"
+    )
 
 
 def positive_from_env(env: Mapping[str, str], name: str, default: float, *, unit: str = "") -> float:

@@ -1,0 +1,63 @@
+"""The spoken call's recognizer, from ``CALL_RECOGNIZER``: Whisper by default, Amazon Transcribe if asked."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from agentcore_app.config import ConfigurationError, RecognizerChoice, call_recognizer_from_env
+from agentcore_app.payload import CallStart
+from optional_groups import require
+
+from strands_voice import VoiceOptions
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, RecognizerChoice("whisper", "en-US")),
+        ("", RecognizerChoice("whisper", "en-US")),
+        ("whisper", RecognizerChoice("whisper", "en-US")),
+        ("transcribe", RecognizerChoice("transcribe", "en-US")),
+        ("transcribe:ja-JP", RecognizerChoice("transcribe", "ja-JP")),
+    ],
+)
+def test_the_call_recognizer_is_read_from_the_environment(
+    value: str | None, expected: RecognizerChoice
+) -> None:
+    env = {} if value is None else {"CALL_RECOGNIZER": value}
+    assert call_recognizer_from_env(env) == expected
+
+
+@pytest.mark.parametrize("value", ["vosk", "whisper:en", "transcribe-ja"])
+def test_an_unknown_call_recognizer_is_a_configuration_error(value: str) -> None:
+    with pytest.raises(ConfigurationError, match="CALL_RECOGNIZER"):
+        call_recognizer_from_env({"CALL_RECOGNIZER": value})
+
+
+def test_transcribe_is_made_once_for_every_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The factory makes one Transcribe recognizer (the call's rate, the chosen language) for all calls."""
+    require("aws_sdk_transcribe_streaming", "listen")
+    require("faster_whisper", "listen")
+    from agentcore_app.call_listening import default_listener_factory
+
+    from strands_voice.listen import TranscribeRecognizer
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    factory = default_listener_factory(RecognizerChoice("transcribe", "ja-JP"))
+    start = CallStart(options=VoiceOptions(), sample_rate=16000)
+
+    async def two_calls() -> tuple[object, object]:
+        first, second = await factory(start), await factory(start)
+        return first.recognizer, second.recognizer  # type: ignore[attr-defined]
+
+    first, second = asyncio.run(two_calls())
+    assert first is second and isinstance(first, TranscribeRecognizer)
+    assert (first.language_code, first.sample_rate) == ("ja-JP", 16000)
