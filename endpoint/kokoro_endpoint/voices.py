@@ -14,7 +14,17 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VoicePart", "blend_styles", "parse_voice", "unknown_part", "voice_language"]
+__all__ = [
+    "KOKORO_DEFAULT_VOICE",
+    "VoicePart",
+    "blend_styles",
+    "parse_voice",
+    "unknown_part",
+    "voice_language",
+]
+
+#: Kokoro's own default voice: the torch engine's, and the ONNX engine's whenever a voice file provides it.
+KOKORO_DEFAULT_VOICE: Final = "af_heart"
 
 _PART: Final = re.compile(r"\s*([A-Za-z0-9_.\-]+)\s*(?:\(\s*([0-9]*\.?[0-9]+)\s*\))?\s*")
 #: More parts than this is a typo or abuse, not a voice.

@@ -37,8 +37,9 @@ CALL_PATH: Final = "/ws"
 CALL_SAMPLE_RATE: Final = 16_000
 
 #: A call's own ``error`` codes, beside the Leg 3 ones (``invalid_request``, ``invalid_json``, ...): the
-#: caller stayed silent past the idle timeout (the call then closes), or spoke past the longest turn.
-CallErrorCode = Literal["idle_timeout", "turn_too_long"]
+#: caller stayed silent past the idle timeout (the call then closes), spoke past the longest turn, or a
+#: turn's words could not be recognized (the recognizer failed; the call goes on).
+CallErrorCode = Literal["idle_timeout", "turn_too_long", "recognition_failed"]
 #: Every :data:`CallErrorCode`.
 CALL_ERROR_CODES: Final[frozenset[str]] = frozenset(get_args(CallErrorCode))
 

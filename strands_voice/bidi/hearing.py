@@ -6,6 +6,8 @@
   completes it and starts the host's answer. An empty final (a noise long enough to count as speech)
   starts nothing.
 - ``TurnEnded``: its time is kept in the host's marks (the bench splits its latency with it).
+- ``RecognitionFailed``: the turn is lost (the listener logged why); a transcript its partials began is
+  closed, and nothing is answered.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from strands.bidi.types.events import (
     BidiTranscriptStopEvent,
 )
 
-from strands_voice.listen.events import SpeechStarted, Transcript, TurnEnded
+from strands_voice.listen.events import RecognitionFailed, SpeechStarted, Transcript, TurnEnded
 from strands_voice.listen.listener import Listener
 from strands_voice.listen.recognizer import Recognizer
 from strands_voice.listen.settings import ListenSettings
@@ -86,6 +88,8 @@ class Hearing:
                 self._host.marks["turn_end"] = time.perf_counter()
             elif isinstance(event, Transcript):
                 await self._transcript(event)
+            elif isinstance(event, RecognitionFailed):
+                self._close_transcript()
 
     async def _transcript(self, event: Transcript) -> None:
         text = event.text.strip()
@@ -95,13 +99,17 @@ class Hearing:
             self._extend(text)
         if not event.final:
             return
-        if self._content_id is not None:
-            if text and not text.startswith(self._sent):
-                logger.debug("the final text revises the partials; the transcript keeps the partials")
-            self._host.emit(BidiTranscriptStopEvent("user", self._content_id))
-        self._content_id, self._sent = None, ""
+        if self._content_id is not None and text and not text.startswith(self._sent):
+            logger.debug("the final text revises the partials; the transcript keeps the partials")
+        self._close_transcript()
         if text:
             await self._host.user_turn(text)
+
+    def _close_transcript(self) -> None:
+        """End the turn's transcript (if its words began one)."""
+        if self._content_id is not None:
+            self._host.emit(BidiTranscriptStopEvent("user", self._content_id))
+        self._content_id, self._sent = None, ""
 
     def _extend(self, text: str) -> None:
         """Send the part of ``text`` that extends what this turn's transcript already holds."""

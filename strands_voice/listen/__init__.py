@@ -2,7 +2,8 @@
 
 ``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.bidi`) and the app's
 spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.events()``
-(:class:`SpeechStarted`, :class:`Transcript`, :class:`TurnEnded`, :class:`TurnTooLong`),
+(:class:`SpeechStarted`, :class:`Transcript`, :class:`TurnEnded`, :class:`TurnTooLong`,
+:class:`RecognitionFailed`),
 ``await listener.aclose()``. The heavy packages (onnxruntime, faster-whisper, the Transcribe SDK) load
 only when an engine is made; without them a :class:`~strands_voice_protocol.errors.MissingDependencyError`
 says ``pip install 'strands-voice[listen]'`` (here: ``uv sync --group listen``).
@@ -10,7 +11,14 @@ says ``pip install 'strands-voice[listen]'`` (here: ``uv sync --group listen``).
 
 from __future__ import annotations
 
-from strands_voice.listen.events import ListenEvent, SpeechStarted, Transcript, TurnEnded, TurnTooLong
+from strands_voice.listen.events import (
+    ListenEvent,
+    RecognitionFailed,
+    SpeechStarted,
+    Transcript,
+    TurnEnded,
+    TurnTooLong,
+)
 from strands_voice.listen.listener import Listener
 from strands_voice.listen.recognizer import RecognitionStream, Recognizer
 from strands_voice.listen.settings import ListenSettings
@@ -23,6 +31,7 @@ __all__ = [
     "ListenEvent",
     "ListenSettings",
     "Listener",
+    "RecognitionFailed",
     "RecognitionStream",
     "Recognizer",
     "SileroVad",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ListenEvent", "SpeechStarted", "Transcript", "TurnEnded", "TurnTooLong"]
+__all__ = ["ListenEvent", "RecognitionFailed", "SpeechStarted", "Transcript", "TurnEnded", "TurnTooLong"]
 
 
 @dataclass(frozen=True)
@@ -43,4 +43,19 @@ class TurnTooLong:
     at_s: float
 
 
-ListenEvent = SpeechStarted | TurnEnded | Transcript | TurnTooLong
+@dataclass(frozen=True)
+class RecognitionFailed:
+    """The recognizer failed on a turn: its words are lost (no final :class:`Transcript` for it); the next
+    turn is recognized afresh.
+
+    ``code`` is a :data:`~strands_voice_protocol.errors.RecognitionErrorCode` (``internal`` when the engine
+    failed in a way it did not name); ``retryable`` is False when later turns will fail the same way (no
+    credentials, a refused setting).
+    """
+
+    code: str
+    message: str
+    retryable: bool
+
+
+ListenEvent = SpeechStarted | TurnEnded | Transcript | TurnTooLong | RecognitionFailed

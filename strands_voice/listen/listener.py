@@ -4,19 +4,25 @@
 sans-I/O :class:`~strands_voice.listen.turns.TurnDetector`; a turn's audio (with ``pre_roll_s`` before
 its first word) goes to a recognition stream opened when the turn starts. The final recognition of a
 turn runs in a tracked task, so feeding never waits for it. Events come out of :meth:`Listener.events`.
+A recognizer that fails (it cannot open a stream, a stream breaks, the final recognition raises) costs
+that turn only: a :class:`~strands_voice.listen.events.RecognitionFailed` takes its final transcript's
+place, in turn order, and feeding goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
+from collections.abc import Awaitable
 
 import numpy as np
 from strands_voice_protocol.aio.tasks import cancel_and_wait
+from strands_voice_protocol.errors import RecognitionError
 
-from strands_voice.listen import turns
-from strands_voice.listen.events import ListenEvent, SpeechStarted, Transcript, TurnEnded, TurnTooLong
+from strands_voice.listen import events, turns
+from strands_voice.listen.events import ListenEvent, RecognitionFailed, Transcript
 from strands_voice.listen.recognizer import RecognitionStream, Recognizer
 from strands_voice.listen.settings import ListenSettings
 from strands_voice.listen.vad import SileroVad, Vad
@@ -83,59 +89,75 @@ class Listener:
     async def _frame(self, frame: bytes) -> None:
         samples = np.frombuffer(frame, dtype=np.int16).astype(np.float32) / 32768.0
         state_before = self._detector.state
-        events = self._detector.feed(self._vad.probability(samples))
+        detected = self._detector.feed(self._vad.probability(samples))
         if state_before == "idle" and self._detector.state == "onset":
             self._onset = [*self._pre_roll]
         if self._detector.state == "onset" or state_before == "onset":
             self._onset.append(frame)
         elif self._stream is not None:
-            self._emit_partials(await self._stream.feed(frame))
+            await self._feed_stream(frame)
         self._pre_roll.append(frame)
-        for event in events:
+        for event in detected:
             await self._turn_event(event)
 
     async def _turn_event(self, event: turns.TurnEvent) -> None:
         if isinstance(event, turns.SpeechStarted):
-            self._queue.put_nowait(SpeechStarted(self._seconds(event.at)))
-            self._stream = await self.recognizer.open()
-            self._emit_partials(await self._stream.feed(b"".join(self._onset)))
-            self._onset = []
+            self._queue.put_nowait(events.SpeechStarted(self._seconds(event.at)))
+            onset, self._onset = b"".join(self._onset), []
+            try:
+                self._stream = await self.recognizer.open()
+            except Exception as exc:
+                self._in_turn_order(_ready(recognition_failed(exc)))
+                return
+            await self._feed_stream(onset)
         elif self._stream is None:
             return
         elif isinstance(event, turns.Quiet) and self.settings.speculative:
-            await self._stream.pause()
+            await self._guarded(self._stream.pause())
         elif isinstance(event, turns.Resumed) and self.settings.speculative:
-            await self._stream.resume()
+            await self._guarded(self._stream.resume())
         elif isinstance(event, turns.TurnTooLong):
-            self._queue.put_nowait(TurnTooLong(self._seconds(event.at)))
+            self._queue.put_nowait(events.TurnTooLong(self._seconds(event.at)))
         elif isinstance(event, turns.TurnEnded):
             self._queue.put_nowait(
-                TurnEnded(self._seconds(event.end), self._seconds(self._detector.position))
+                events.TurnEnded(self._seconds(event.end), self._seconds(self._detector.position))
             )
             stream, self._stream = self._stream, None
-            task = asyncio.create_task(self._finish(stream, self._last_final))
-            self._last_final = task
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._in_turn_order(_finish(stream))
 
-    def _emit_partials(self, partials: list[str]) -> None:
-        for text in partials:
-            self._queue.put_nowait(Transcript(text, final=False))
+    async def _feed_stream(self, pcm16: bytes) -> None:
+        if self._stream is not None:
+            partials = await self._guarded(self._stream.feed(pcm16))
+            for text in partials or ():
+                self._queue.put_nowait(Transcript(text, final=False))
 
-    async def _finish(self, stream: RecognitionStream, previous: asyncio.Task[None] | None) -> None:
-        """Recognize a turn; its final text goes out after the previous turn's (an engine may answer out of
-        order: two streams of a streaming engine, or a short turn recognized before a long one)."""
+    async def _guarded[T](self, call: Awaitable[T]) -> T | None:
+        """Await a call on the turn's stream; if it fails, the turn's recognition fails (None)."""
         try:
-            text = await stream.finish()
-        except Exception:
-            logger.exception("recognition failed; the turn is dropped")
-            text = ""
-        finally:
-            await stream.aclose()
+            return await call
+        except Exception as exc:
+            stream, self._stream = self._stream, None
+            if stream is not None:
+                with contextlib.suppress(Exception):
+                    await stream.aclose()
+            self._in_turn_order(_ready(recognition_failed(exc)))
+            return None
+
+    def _in_turn_order(self, outcome: Awaitable[ListenEvent]) -> None:
+        """Queue a turn's outcome after the previous turn's (an engine may answer out of order: two streams
+        of a streaming engine, or a short turn recognized before a long one)."""
+        task = asyncio.create_task(self._queue_after(outcome, self._last_final))
+        self._last_final = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _queue_after(
+        self, outcome: Awaitable[ListenEvent], previous: asyncio.Task[None] | None
+    ) -> None:
+        event = await outcome
         if previous is not None:
             await asyncio.wait([previous])
-        logger.debug("chars=<%d> | turn recognized", len(text))
-        self._queue.put_nowait(Transcript(text, final=True))
+        self._queue.put_nowait(event)
 
     async def events(self) -> collections.abc.AsyncIterator[ListenEvent]:
         """The events, in order, until :meth:`aclose`."""
@@ -154,6 +176,32 @@ class Listener:
             await self._stream.aclose()
             self._stream = None
         self._queue.put_nowait(None)
+
+
+async def _finish(stream: RecognitionStream) -> ListenEvent:
+    """A turn's final text (or why there is none)."""
+    try:
+        text = await stream.finish()
+    except Exception as exc:
+        return recognition_failed(exc)
+    finally:
+        with contextlib.suppress(Exception):
+            await stream.aclose()
+    logger.debug("chars=<%d> | turn recognized", len(text))
+    return Transcript(text, final=True)
+
+
+async def _ready(event: ListenEvent) -> ListenEvent:
+    return event
+
+
+def recognition_failed(exc: Exception) -> RecognitionFailed:
+    """What a recognizer's exception means for its turn: a coded error as is, anything else ``internal``."""
+    if isinstance(exc, RecognitionError):
+        logger.warning("code=<%s> | recognition failed; the turn is dropped: %s", exc.code, exc.message)
+        return RecognitionFailed(exc.code, exc.message, exc.retryable)
+    logger.error("recognition failed; the turn is dropped", exc_info=exc)
+    return RecognitionFailed("internal", f"the recognizer failed ({type(exc).__name__})", retryable=True)
 
 
 def _with_frame(settings: ListenSettings, frame_samples: int) -> ListenSettings:

@@ -81,22 +81,25 @@ class _ScriptedStream:
 
 
 class ScriptedRecognizer:
-    """Each turn is recognized as the next text of ``texts`` (then the last one again)."""
+    """Each turn is recognized as the next text of ``texts`` (then the last one again); an exception there
+    is what opening that turn's stream raises (a recognizer failing on it)."""
 
-    def __init__(self, texts: list[str]) -> None:
+    def __init__(self, texts: list[str | Exception]) -> None:
         self.texts = list(texts)
         self.turns = 0
 
     async def open(self) -> _ScriptedStream:
         text = self.texts[min(self.turns, len(self.texts) - 1)]
         self.turns += 1
+        if isinstance(text, Exception):
+            raise text
         return _ScriptedStream(text)
 
     async def warm_up(self) -> None:
         return None
 
 
-def scripted_listeners(texts: list[str], **settings: Any) -> Any:
+def scripted_listeners(texts: list[str | Exception], **settings: Any) -> Any:
     """A ``listener_factory``: the library's Listener with :class:`LoudnessVad` and the scripted texts."""
     from strands_voice.listen import Listener, ListenSettings
 
@@ -125,6 +128,14 @@ class Caller:
         socket = await connect(url, additional_headers=headers, max_size=None)
         caller = cls(socket)
         caller._reader = asyncio.create_task(caller._read())
+        return caller
+
+    @classmethod
+    async def listening(cls, url: str) -> Caller:
+        """A call opened and started (``START``), once the app answered ``listening``."""
+        caller = await cls.open(url)
+        await caller.send(START)
+        await caller.wait_for("listening")
         return caller
 
     async def _read(self) -> None:

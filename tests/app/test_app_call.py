@@ -20,6 +20,7 @@ from conversation_model import HOLD, HoldingEcho
 from instant_tts import SECONDS_PER_REQUEST, InstantTTS
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.call_events import parse_call_event
+from strands_voice_protocol.errors import RecognitionError
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -135,9 +136,7 @@ def test_speaking_during_an_answer_barges_in_and_the_agent_keeps_the_heard_part(
     url, app = serve(model, [HOLD, "second question"])
 
     async def call() -> Caller:
-        caller = await Caller.open(f"{url}?session_id={SESSION}")
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(f"{url}?session_id={SESSION}")
         await caller.speak(tone(0.6) + silence(0.8), realtime=False)
         await caller.wait_for("audio_start")
         await caller.speak(silence(0.7))  # the caller listens for a while (real time: heard audio)
@@ -170,9 +169,7 @@ def test_the_interrupt_frame_stops_the_answer(serve: Any) -> None:
     url, _app = serve(model, ["unused"])
 
     async def call() -> Caller:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         await caller.send({"type": "prompt", "prompt": HOLD})
         await caller.wait_for("audio_start")
         await caller.send({"type": "interrupt"})
@@ -197,9 +194,7 @@ def test_each_turn_writes_its_emf_line(serve: Any) -> None:
     )
 
     async def call() -> None:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         await caller.send({"type": "prompt", "prompt": "typed words"})
         await caller.wait_for("agent_end")
         await caller.speak(tone(0.6) + silence(0.8), realtime=False)
@@ -250,18 +245,14 @@ def test_silence_past_the_idle_timeout_closes_the_call_and_others_are_still_serv
     url, _app = serve(HoldingEcho(), ["unused"], idle_s=0.5)
 
     async def quiet(send_audio: bool) -> tuple[Caller, int | None]:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         if send_audio:
             await caller.speak(silence(1.0), realtime=False)
         await asyncio.wait_for(caller.closed.wait(), 10.0)
         return caller, caller.socket.close_code
 
     async def call() -> Caller:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         await caller.send({"type": "prompt", "prompt": "are you there?"})
         await caller.wait_for("agent_end")
         await caller.close()
@@ -277,9 +268,7 @@ def test_a_turn_past_the_longest_is_cut_and_answered(serve: Any) -> None:
     url, _app = serve(HoldingEcho(), ["a very long turn", "the rest"], listen={"max_turn_s": 1.0})
 
     async def call() -> Caller:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         await caller.speak(tone(1.6) + silence(0.8), realtime=False)
         await caller.wait_for("transcript", 2)
         # The cut turn and the caller's next words, answered (as one question when the second came
@@ -301,6 +290,28 @@ def test_a_turn_past_the_longest_is_cut_and_answered(serve: Any) -> None:
     assert "a very long turn" in answers
 
 
+def test_a_turn_the_recognizer_fails_on_is_coded_and_the_next_turn_is_answered(serve: Any) -> None:
+    refused = RecognitionError("connection_failed", "No AWS credentials for Amazon Transcribe")
+    url, _app = serve(HoldingEcho(), [refused, "are you there"])
+
+    async def call() -> Caller:
+        caller = await Caller.listening(url)
+        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+        await caller.wait_for("error")
+        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+        await caller.wait_for("agent_end")
+        await caller.close()
+        return caller
+
+    caller = asyncio.run(call())
+    errors = caller.of("error")
+    assert [e["code"] for e in errors] == ["recognition_failed"]
+    assert "connection_failed: No AWS credentials" in errors[0]["message"]
+    assert [e["text"] for e in caller.of("transcript") if e["final"]] == ["are you there"]
+    assert len(caller.of("speech_start")) == 2 and len(caller.of("agent_start")) == 1
+    assert "are you there" in answer_text(caller.events, caller.of("agent_start")[0]["request_id"])
+
+
 def test_a_bad_session_id_is_refused_with_a_policy_close(serve: Any) -> None:
     url, _app = serve(HoldingEcho(), ["unused"])
 
@@ -320,9 +331,7 @@ def test_a_spoken_turn_is_one_trace_with_its_recognition_time(serve: Any) -> Non
     url, _app = serve(HoldingEcho(), ["a traced question"])
 
     async def call() -> None:
-        caller = await Caller.open(url)
-        await caller.send(START)
-        await caller.wait_for("listening")
+        caller = await Caller.listening(url)
         await caller.speak(tone(0.6) + silence(0.8), realtime=False)
         await caller.wait_for("agent_end")
         await caller.close()

@@ -21,7 +21,7 @@ from agentcore_app.call_core import (
 )
 from strands_voice_protocol.call_events import CALL_ERROR_CODES, CallEventBuilder, parse_call_event
 
-from strands_voice.listen.events import SpeechStarted, Transcript, TurnTooLong
+from strands_voice.listen.events import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
 
 START = json.dumps({"type": "start", "voice": "jm_kumo", "format": "pcm16", "sample_rate": 16000})
 
@@ -145,7 +145,18 @@ def test_no_frame_at_all_and_a_turn_past_the_longest_are_coded() -> None:
     assert core.phase is Phase.LISTENING
     actions = core.handle(Stalled())
     assert errors(actions) == ["idle_timeout"] and isinstance(actions[-1], Close)
-    assert {"idle_timeout", "turn_too_long"} == CALL_ERROR_CODES
+    assert {"idle_timeout", "turn_too_long", "recognition_failed"} == CALL_ERROR_CODES
+
+
+def test_a_turn_the_recognizer_failed_on_is_coded_unanswered_and_the_call_goes_on() -> None:
+    core = started()
+    core.handle(SpeechStarted(at_s=1.0))
+    actions = core.handle(RecognitionFailed("connection_failed", "No AWS credentials", retryable=False))
+    assert errors(actions) == ["recognition_failed"] and not core.answering
+    sent = actions[0]
+    assert isinstance(sent, Send) and "connection_failed: No AWS credentials" in sent.event["message"]  # type: ignore[typeddict-item]
+    assert core.phase is Phase.LISTENING
+    assert core.handle(Transcript("hello", final=True))[-1] == Answer("hello", True)
 
 
 def test_the_call_events_parse_as_a_client_reads_them() -> None:

@@ -1,100 +1,83 @@
-"""The listener's final transcripts go out in turn order, whichever recognition ends first."""
+"""Each turn's outcome goes out in turn order, whichever recognition ends first: its final transcript, or a
+coded :class:`RecognitionFailed` when the recognizer failed on it (one turn lost; listening goes on)."""
 
 from __future__ import annotations
 
 import asyncio
 
-import numpy as np
-import numpy.typing as npt
+from listen_support import Heard, HeldRecognizer, LoudnessVad, silence, tone
 
-from strands_voice.listen import Listener, ListenSettings, Transcript, TurnEnded
-
-RATE = 16000
-
-
-class LoudnessVad:
-    """Speech wherever the frame is not silent (the test's audio is a tone or zeros)."""
-
-    frame_samples = 512
-
-    def probability(self, frame: npt.NDArray[np.float32]) -> float:
-        return 0.9 if float(np.abs(frame).max()) > 0.01 else 0.0
-
-    def reset(self) -> None:
-        pass
+from strands_voice.listen import (
+    Listener,
+    ListenEvent,
+    ListenSettings,
+    RecognitionFailed,
+    SpeechStarted,
+    Transcript,
+    TurnEnded,
+)
 
 
-class HeldStream:
-    """A turn's recognition that ends when the test releases it."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.fed = 0
-        self.release = asyncio.Event()
-
-    async def feed(self, pcm16: bytes) -> list[str]:
-        self.fed += len(pcm16)
-        return []
-
-    async def pause(self) -> None:
-        pass
-
-    async def resume(self) -> None:
-        pass
-
-    async def finish(self) -> str:
-        await self.release.wait()
-        return f"turn {self.number}"
-
-    async def aclose(self) -> None:
-        pass
+def listener_on(recognizer: HeldRecognizer) -> Listener:
+    return Listener(ListenSettings(end_silence_s=0.3), vad=LoudnessVad(), recognizer=recognizer)
 
 
-class HeldRecognizer:
-    def __init__(self) -> None:
-        self.streams: list[HeldStream] = []
-
-    async def open(self) -> HeldStream:
-        self.streams.append(HeldStream(len(self.streams) + 1))
-        return self.streams[-1]
-
-    async def warm_up(self) -> None:
-        pass
-
-
-def tone(seconds: float) -> bytes:
-    t = np.arange(round(seconds * RATE)) / RATE
-    return (np.sin(2 * np.pi * 220 * t) * 8000).astype(np.int16).tobytes()
-
-
-def silence(seconds: float) -> bytes:
-    return bytes(2 * round(seconds * RATE))
+def outcomes(events: list[ListenEvent]) -> list[str]:
+    """Each turn's outcome, in order: its final text, or the failure's code."""
+    return [
+        event.text if isinstance(event, Transcript) else event.code
+        for event in events
+        if isinstance(event, RecognitionFailed) or (isinstance(event, Transcript) and event.final)
+    ]
 
 
 def test_a_later_turn_recognized_first_still_comes_second() -> None:
-    async def run() -> list[object]:
+    async def run() -> list[ListenEvent]:
         recognizer = HeldRecognizer()
-        listener = Listener(ListenSettings(end_silence_s=0.3), vad=LoudnessVad(), recognizer=recognizer)
-        events: list[object] = []
-
-        async def collect() -> None:
-            async for event in listener.events():
-                events.append(event)
-
-        consumer = asyncio.create_task(collect())
-        await listener.feed(tone(0.6) + silence(0.5) + tone(0.6) + silence(0.5))
+        heard = Heard(listener_on(recognizer))
+        await heard.feed(tone(0.6) + silence(0.5) + tone(0.6) + silence(0.5))
         first, second = recognizer.streams
         assert first.fed > 0 and second.fed > 0
         second.release.set()  # the later turn's text is ready first
         for _ in range(20):
             await asyncio.sleep(0)
-        assert not any(isinstance(event, Transcript) for event in events)
+        assert outcomes(heard.events) == []
         first.release.set()
-        await listener.aclose(wait_for_final=True)
-        await asyncio.wait_for(consumer, 5)
-        return events
+        return await heard.close()
 
     events = asyncio.run(run())
     assert [type(event) for event in events].count(TurnEnded) == 2
-    finals = [event.text for event in events if isinstance(event, Transcript) and event.final]
-    assert finals == ["turn 1", "turn 2"]
+    assert outcomes(events) == ["turn 1", "turn 2"]
+
+
+def test_a_recognizer_that_fails_costs_one_turn_wherever_it_fails() -> None:
+    recognizer = HeldRecognizer(failures=("open", "feed", "finish", ""))
+
+    async def run() -> list[ListenEvent]:
+        heard = Heard(listener_on(recognizer))
+        await heard.feed((tone(1.5) + silence(0.5)) * 4, after_frame=recognizer.release_all)
+        return await heard.close()
+
+    events = asyncio.run(run())
+    assert [type(event) for event in events].count(SpeechStarted) == 4
+    assert outcomes(events) == ["connection_failed", "connection_lost", "internal", "turn 4"]
+    broken = [event for event in events if isinstance(event, RecognitionFailed)]
+    assert broken[0] == RecognitionFailed(
+        "connection_failed", "No AWS credentials for Amazon Transcribe", retryable=False
+    )
+    assert broken[2].message == "the recognizer failed (ValueError)"
+    assert all(stream.closed for stream in recognizer.streams)
+
+
+def test_a_turn_that_fails_fast_still_comes_after_the_turn_before_it() -> None:
+    async def run() -> list[ListenEvent]:
+        recognizer = HeldRecognizer(failures=("", "open"))
+        heard = Heard(listener_on(recognizer))
+        await heard.feed(tone(0.6) + silence(0.5) + tone(0.6) + silence(0.5))
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert outcomes(heard.events) == []  # the second turn failed; the first is still being recognized
+        recognizer.streams[0].release.set()
+        return await heard.close()
+
+    assert outcomes(asyncio.run(run())) == ["turn 1", "connection_failed"]

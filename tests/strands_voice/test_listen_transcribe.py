@@ -19,12 +19,14 @@ import numpy.typing as npt
 import pytest
 from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, serve_tls
 from fake_transcribe_streaming import TranscribeStats, create_transcribe_app, final_texts
+from listen_support import Heard
 from optional_groups import require
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError
 
 from strands_voice.listen import (
     Listener,
     ListenEvent,
+    RecognitionFailed,
     SpeechStarted,
     TranscribeRecognizer,
     Transcript,
@@ -185,33 +187,28 @@ class LoudnessVad:
         return None
 
 
+def listen_through_transcribe(url: str, audio: bytes) -> list[ListenEvent]:
+    """Every event of a listener on Transcribe at ``url`` fed ``audio`` in microphone frames."""
+
+    async def listen() -> list[ListenEvent]:
+        recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
+        try:
+            heard = Heard(Listener(vad=LoudnessVad(), recognizer=recognizer))
+            await heard.feed(audio)
+            return await heard.close()
+        finally:
+            await recognizer.aclose()
+
+    return run(listen())
+
+
 def test_the_listener_turns_a_turn_into_a_final_transcript_through_transcribe(
     transcribe: tuple[str, TranscribeStats],
 ) -> None:
     url, stats = transcribe
     quiet, speech = bytes(16000), tone(31)  # 0.5 s of silence, about 1 s of "voice"
     audio = quiet + speech + quiet + quiet
-    listener = Listener(
-        vad=LoudnessVad(), recognizer=TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
-    )
-
-    async def listen() -> list[ListenEvent]:
-        events: list[ListenEvent] = []
-
-        async def collect() -> None:
-            async for event in listener.events():
-                events.append(event)
-
-        consumer = asyncio.create_task(collect())
-        for start in range(0, len(audio), 640):  # 20 ms microphone frames
-            await listener.feed(audio[start : start + 640])
-        await listener.aclose(wait_for_final=True)
-        await asyncio.wait_for(consumer, 10)
-        assert isinstance(listener.recognizer, TranscribeRecognizer)
-        await listener.recognizer.aclose()
-        return events
-
-    events = run(listen())
+    events = listen_through_transcribe(url, audio)
     kinds = [type(event) for event in events]
     assert kinds[0] is SpeechStarted and kinds[-1] is Transcript and kinds.count(TurnEnded) == 1
     partials = [e.text for e in events if isinstance(e, Transcript) and not e.final]
@@ -221,6 +218,19 @@ def test_the_listener_turns_a_turn_into_a_final_transcript_through_transcribe(
     # The stream got the whole turn in order (its pre-roll, the voice, the silence that ended it).
     assert final.text == " ".join(final_texts(stats.audio))
     assert len(speech) < len(stats.audio) < len(audio) and stats.audio in audio
+
+
+def test_a_turn_the_service_refuses_is_a_coded_failure_and_the_listener_goes_on(
+    refusing: tuple[str, TranscribeStats],
+) -> None:
+    url, _stats = refusing
+    quiet = bytes(16000)
+    events = listen_through_transcribe(url, quiet + tone(31) + quiet + quiet)
+    failures = [event for event in events if isinstance(event, RecognitionFailed)]
+    assert [(f.code, f.retryable) for f in failures] == [("invalid_request", False)]
+    assert "The sample rate is not supported." in failures[0].message
+    assert isinstance(events[0], SpeechStarted)
+    assert not any(isinstance(event, Transcript) and event.final for event in events)
 
 
 @pytest.mark.parametrize(

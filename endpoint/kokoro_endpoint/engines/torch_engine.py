@@ -40,10 +40,9 @@ from kokoro_endpoint.engines.weights import (
 from kokoro_endpoint.g2p import offline_misaki_g2p
 from kokoro_endpoint.languages import ENGLISH, G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
-from kokoro_endpoint.voices import parse_voice, unknown_part
+from kokoro_endpoint.voices import KOKORO_DEFAULT_VOICE, parse_voice, unknown_part
 
 __all__ = [
-    "DEFAULT_TORCH_VOICE",
     "CheckpointMismatchError",
     "TorchEngine",
     "download_weights",
@@ -52,7 +51,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_TORCH_VOICE: Final = "af_heart"
 #: Audio samples per predicted duration frame (kokoro: 24 kHz, 40 frames a second).
 FRAME_SAMPLES: Final = 600
 _HUB_PATTERNS: Final = ["config.json", CHECKPOINT_NAME, "voices/*.pt"]
@@ -162,7 +160,7 @@ class TorchEngine:
 
     name = "torch"
     sample_rate = SAMPLE_RATE
-    default_voice = DEFAULT_TORCH_VOICE
+    default_voice = KOKORO_DEFAULT_VOICE
 
     def __init__(self, pipeline: Any, voices: dict[str, Path], device: str) -> None:
         if not voices:

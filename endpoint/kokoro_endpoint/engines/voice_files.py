@@ -21,8 +21,9 @@ import numpy as np
 import numpy.typing as npt
 from strands_voice_protocol.errors import ConfigurationError
 
+from kokoro_endpoint.voices import KOKORO_DEFAULT_VOICE
+
 __all__ = [
-    "PREFERRED_DEFAULT_VOICE",
     "STYLE_WIDTH",
     "VOICES_ENV",
     "default_voice",
@@ -36,8 +37,6 @@ logger = logging.getLogger(__name__)
 VOICES_ENV: Final = "KOKORO_VOICES"
 #: The width of one style vector.
 STYLE_WIDTH: Final = 256
-#: The default voice when a voice file provides it (Kokoro's own default).
-PREFERRED_DEFAULT_VOICE: Final = "af_heart"
 
 Packs = dict[str, npt.NDArray[np.float32]]
 
@@ -85,7 +84,7 @@ def read_voice_files(path: str | Path) -> Packs:
 
 def default_voice(voices: frozenset[str], fallback: str) -> str:
     """``af_heart`` when it is a voice, else ``fallback`` when it is one, else the first by name."""
-    for name in (PREFERRED_DEFAULT_VOICE, fallback):
+    for name in (KOKORO_DEFAULT_VOICE, fallback):
         if name in voices:
             return name
     return sorted(voices)[0]

@@ -18,7 +18,7 @@ The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 - ``prompt`` is a typed turn, answered like a spoken one; ``interrupt`` barges in on the answer.
 - The listener's ``speech_start`` during an answer barges in on it (the caller speaks over the agent);
   a final ``transcript`` with words starts the turn's answer; a turn past the longest gets
-  ``turn_too_long``.
+  ``turn_too_long``; a turn the recognizer failed on gets ``recognition_failed`` (the call goes on).
 - Audio with no speech and no answer for ``idle_s`` (or no frame at all for as long) ends the call:
   ``idle_timeout``, then a normal close.
 - A bad JSON text frame gets ``invalid_json``; every error leaves the call going unless it says otherwise.
@@ -35,7 +35,7 @@ from typing import Any, Final
 from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 
-from strands_voice.listen.events import SpeechStarted, Transcript, TurnTooLong
+from strands_voice.listen.events import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
 
 from .payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
 
@@ -116,7 +116,7 @@ class AnswerEnded:
 
 
 #: What the listener heard that the call acts on: the library's own events.
-Heard = SpeechStarted | Transcript | TurnTooLong
+Heard = SpeechStarted | Transcript | TurnTooLong | RecognitionFailed
 CallInput = TextFrame | AudioFrame | Stalled | Heard | AnswerEnded
 
 # --- what to do (actions) ------------------------------------------------------------------------------
@@ -195,6 +195,7 @@ class CallCore:
             (Phase.LISTENING, SpeechStarted): self._speech_began,
             (Phase.LISTENING, Transcript): self._words,
             (Phase.LISTENING, TurnTooLong): self._turn_too_long,
+            (Phase.LISTENING, RecognitionFailed): self._not_recognized,
             (Phase.LISTENING, AnswerEnded): self._answer_ended,
             (Phase.AWAITING_START, AnswerEnded): self._answer_ended,
             (Phase.CLOSED, AnswerEnded): self._answer_ended,
@@ -311,6 +312,11 @@ class CallCore:
     def _turn_too_long(self, _event: TurnTooLong) -> list[CallAction]:
         self._quiet_bytes = 0
         return [self._error("turn_too_long", "the caller spoke past the longest turn; that turn was cut")]
+
+    def _not_recognized(self, event: RecognitionFailed) -> list[CallAction]:
+        self._quiet_bytes = 0
+        message = f"the caller's words were not recognized ({event.code}: {event.message})"
+        return [self._error("recognition_failed", message)]
 
     def _answer(self, prompt: str, *, spoken: bool) -> list[CallAction]:
         self._quiet_bytes = 0
