@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
+from listen_support import LoudnessVad
 from websockets.asyncio.client import ClientConnection, connect
 
 RATE = 16000
@@ -44,18 +44,6 @@ def frames(pcm: bytes, frame_s: float = 0.02) -> Iterator[bytes]:
     step = 2 * round(frame_s * RATE)
     for offset in range(0, len(pcm), step):
         yield pcm[offset : offset + step]
-
-
-class LoudnessVad:
-    """A frame louder than -30 dBFS (RMS) is speech: deterministic, for tone "speech"."""
-
-    frame_samples = 512
-
-    def probability(self, frame: npt.NDArray[np.float32]) -> float:
-        return 1.0 if float(np.sqrt(np.mean(frame**2))) > 10 ** (-30 / 20) else 0.0
-
-    def reset(self) -> None:
-        return None
 
 
 class _ScriptedStream:

@@ -73,18 +73,25 @@ def cascade(model: Any, endpoint_server: Any, recognizer: Any) -> Any:
     )
 
 
-def test_a_spoken_question_is_answered_aloud(recognizer: Any, onnx_engine: Any, endpoint_server: Any) -> None:
-    model = TurnModel([Turn("Paris is the capital of France.")])
-    agent = BidiAgent(model=cascade(model, endpoint_server, recognizer))
+def ask_aloud(agent: BidiAgent, question: bytes, *, within_s: float) -> Recorder:
+    """Say ``question`` (16 kHz PCM16) into the running agent's microphone; what it gave, once the first
+    answer ended."""
     mic, recorder = Mic(), Recorder()
 
     async def scenario() -> None:
         async with running(agent, mic, recorder):
             await asyncio.sleep(0.3)
-            mic.say(speak_16k(onnx_engine, "What is the capital of France?"))
-            await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=60)
+            mic.say(question)
+            await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=within_s)
 
     asyncio.run(scenario())
+    return recorder
+
+
+def test_a_spoken_question_is_answered_aloud(recognizer: Any, onnx_engine: Any, endpoint_server: Any) -> None:
+    model = TurnModel([Turn("Paris is the capital of France.")])
+    agent = BidiAgent(model=cascade(model, endpoint_server, recognizer))
+    recorder = ask_aloud(agent, speak_16k(onnx_engine, "What is the capital of France?"), within_s=60)
     assert words(model.calls[0][-1]["content"][0]["text"]) == "what is the capital of france"
     user = [m for m in agent.messages if m["role"] == "user"]
     assert words(user[0]["content"][0]["text"]) == "what is the capital of france"
@@ -218,16 +225,8 @@ def test_an_openai_compatible_model_with_the_default_recognizer(
         voice = VoiceCascade(
             model=model, tts_url=endpoint_server.ws_url, options=VoiceOptions(voice="jm_kumo")
         )
-        agent = BidiAgent(model=voice)
-        mic, recorder = Mic(), Recorder()
-
-        async def scenario() -> None:
-            async with running(agent, mic, recorder):
-                await asyncio.sleep(0.3)
-                mic.say(speak_16k(onnx_engine, "What is the capital of France?"))
-                await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=120)
-
-        asyncio.run(scenario())
+        question = speak_16k(onnx_engine, "What is the capital of France?")
+        recorder = ask_aloud(BidiAgent(model=voice), question, within_s=120)
     last = asked[-1]["messages"][-1]
     text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
     assert last["role"] == "user" and words(text) == "what is the capital of france"

@@ -14,12 +14,10 @@ import struct
 from collections.abc import Coroutine, Iterator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from fake_sagemaker_runtime import DUMMY_SECRET, TLSFiles, serve_tls
 from fake_transcribe_streaming import TranscribeStats, create_transcribe_app, final_texts
-from listen_support import Heard
+from listen_support import Heard, LoudnessVad
 from optional_groups import require
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError
 
@@ -175,18 +173,6 @@ def test_an_error_event_from_the_service_is_a_coded_error(refusing: tuple[str, T
     assert stats.chunks[0] == CHUNK_BYTES
 
 
-class LoudnessVad:
-    """A frame louder than -30 dBFS (RMS) is speech: deterministic, for the tone standing in for a voice."""
-
-    frame_samples = 512
-
-    def probability(self, frame: npt.NDArray[np.float32]) -> float:
-        return 1.0 if float(np.sqrt(np.mean(frame**2))) > 10 ** (-30 / 20) else 0.0
-
-    def reset(self) -> None:
-        return None
-
-
 def listen_through_transcribe(url: str, audio: bytes) -> list[ListenEvent]:
     """Every event of a listener on Transcribe at ``url`` fed ``audio`` in microphone frames."""
 
@@ -233,6 +219,18 @@ def test_a_turn_the_service_refuses_is_a_coded_failure_and_the_listener_goes_on(
     assert not any(isinstance(event, Transcript) and event.final for event in events)
 
 
+async def one_turn(recognizer: TranscribeRecognizer) -> str:
+    """A short turn on a new stream (``open`` returns at once: the service's answer is the reader's to
+    await); the stream and the recognizer are closed after."""
+    stream = await recognizer.open()
+    try:
+        await stream.feed(tone(4))
+        return await stream.finish()
+    finally:
+        await stream.aclose()
+        await recognizer.aclose()
+
+
 @pytest.mark.parametrize(
     ("status", "error_type", "code", "retryable"),
     [
@@ -245,20 +243,9 @@ def test_a_refused_stream_is_a_coded_error(
     trusted: TLSFiles, aws_env: None, status: int, error_type: str, code: str, retryable: bool
 ) -> None:
     recognizer_error = None
-
-    async def turn(url: str) -> None:
-        recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
-        stream = await recognizer.open()
-        try:
-            await stream.feed(tone(4))
-            await stream.finish()
-        finally:
-            await stream.aclose()
-            await recognizer.aclose()
-
     for url, _stats in _serve(trusted, refuse=(status, error_type)):
         with pytest.raises(RecognitionError) as caught:
-            run(turn(url))
+            run(one_turn(TranscribeRecognizer(region="us-east-1", endpoint_uri=url)))
         recognizer_error = caught.value
     assert recognizer_error is not None
     assert (recognizer_error.code, recognizer_error.retryable) == (code, retryable)
@@ -267,19 +254,9 @@ def test_a_refused_stream_is_a_coded_error(
 
 
 def test_a_service_that_never_answers_is_a_connect_timeout(trusted: TLSFiles, aws_env: None) -> None:
-    async def turn(url: str) -> None:
-        recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url, connect_timeout_s=0.5)
-        stream = await recognizer.open()  # returns at once: the answer is the reader's to await
-        try:
-            await stream.feed(tone(4))
-            await stream.finish()
-        finally:
-            await stream.aclose()
-            await recognizer.aclose()
-
     for url, stats in _serve(trusted, silent=True):
         with pytest.raises(RecognitionError) as caught:
-            run(turn(url))
+            run(one_turn(TranscribeRecognizer(region="us-east-1", endpoint_uri=url, connect_timeout_s=0.5)))
         assert stats.path == "/stream-transcription"
         assert (caught.value.code, caught.value.retryable) == ("connect_timeout", True)
 

@@ -1,4 +1,5 @@
-"""Plain engines for listener tests: a loudness VAD, a recognizer whose turns end (or fail) when told."""
+"""Plain engines for listening tests (library and app): a loudness VAD, a recognizer whose turns end (or
+fail) when told, and a collector of a listener's events."""
 
 from __future__ import annotations
 
@@ -15,15 +16,15 @@ RATE = 16000
 
 
 class LoudnessVad:
-    """Speech wherever the frame is not silent (the test's audio is a tone or zeros)."""
+    """A frame louder than -30 dBFS (RMS) is speech: deterministic, for a tone standing in for a voice."""
 
     frame_samples = 512
 
     def probability(self, frame: npt.NDArray[np.float32]) -> float:
-        return 0.9 if float(np.abs(frame).max()) > 0.01 else 0.0
+        return 1.0 if float(np.sqrt(np.mean(frame**2))) > 10 ** (-30 / 20) else 0.0
 
     def reset(self) -> None:
-        pass
+        return None
 
 
 class HeldStream:
