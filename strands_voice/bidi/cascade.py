@@ -81,12 +81,12 @@ class VoiceCascade(BidiModel):
         tts_url: The Kokoro endpoint: ``ws://``/``wss://`` or ``sagemaker://`` (or give
             ``transport_factory``).
         options: Voice, speed, language of the answers (always pcm16, ``bidi`` mode, with word timings).
+        connect_timeout: Seconds opening a TTS session may take.
+        transport_factory: Creates each answer's TTS transport (instead of ``tts_url``).
+        max_queued_events: Speech events held before the TTS session's reading waits (backpressure).
         recognizer: The speech recognizer (default: offline faster-whisper, the ``listen`` extra).
         settings: VAD thresholds and end-of-turn silence.
         vad: The VAD (default: Silero).
-        transport_factory: Creates each answer's TTS transport (instead of ``tts_url``).
-        connect_timeout: Seconds opening a TTS session may take.
-        max_queued_events: Speech events held before the TTS session's reading waits (backpressure).
     """
 
     def __init__(
@@ -95,12 +95,12 @@ class VoiceCascade(BidiModel):
         tts_url: str | None = None,
         *,
         options: VoiceOptions | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        transport_factory: TransportFactory | None = None,
+        max_queued_events: int = 256,
         recognizer: Recognizer | None = None,
         settings: ListenSettings | None = None,
         vad: Vad | None = None,
-        transport_factory: TransportFactory | None = None,
-        connect_timeout: float = CONNECT_TIMEOUT_S,
-        max_queued_events: int = 256,
     ) -> None:
         factory = _transport_factory(tts_url, transport_factory, connect_timeout)
         self.model = model

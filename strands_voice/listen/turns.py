@@ -1,8 +1,8 @@
 """The caller's turns from VAD frame probabilities: a sans-I/O detector (no clock: time is samples).
 
 Each :meth:`TurnDetector.feed` takes one frame's speech probability and returns the events it causes.
-The states and every transition are in one table (:data:`_TABLE`): ``(state, frame kind)`` to the
-handler that decides the next state and the events.
+The states and every transition are in one table (:data:`_TABLE`): a state's row holds, for each frame
+kind, the handler that decides the next state and the events.
 
 - ``idle`` + speech: ``onset`` (speech not yet long enough to count).
 - ``onset``: ``min_speech_s`` of speech starts a turn (:class:`SpeechStarted`, at the first speech
@@ -107,7 +107,7 @@ class TurnDetector:
         )
         frame_start = self.position
         self.position += self._frame
-        events = _TABLE[(self.state, kind)](self, frame_start)
+        events = _TABLE[self.state][_COLUMN[kind]](self, frame_start)
         if self.state in ("speaking", "paused") and self.position - self._start >= self._max_turn:
             events += [TurnTooLong(self.position), TurnEnded(self._start, self._last_speech_end)]
             self.state = "idle"
@@ -162,18 +162,13 @@ class TurnDetector:
 
 _Transition = Callable[[TurnDetector, int], list[TurnEvent]]
 
-#: Every transition: (state, frame kind) -> handler.
-_TABLE: Final[dict[tuple[State, Kind], _Transition]] = {
-    ("idle", "speech"): TurnDetector._onset,
-    ("idle", "unsure"): TurnDetector._stay,
-    ("idle", "silence"): TurnDetector._stay,
-    ("onset", "speech"): TurnDetector._onset_grows,
-    ("onset", "unsure"): TurnDetector._onset_grows,
-    ("onset", "silence"): TurnDetector._onset_drops,
-    ("speaking", "speech"): TurnDetector._speech,
-    ("speaking", "unsure"): TurnDetector._speech,
-    ("speaking", "silence"): TurnDetector._pause,
-    ("paused", "speech"): TurnDetector._resume,
-    ("paused", "unsure"): TurnDetector._silence_grows,
-    ("paused", "silence"): TurnDetector._silence_grows,
+#: The columns of :data:`_TABLE`: a frame's kind.
+_COLUMN: Final[dict[Kind, int]] = {"speech": 0, "unsure": 1, "silence": 2}
+
+#: Every transition: state -> the handlers of a (speech, unsure, silence) frame.
+_TABLE: Final[dict[State, tuple[_Transition, _Transition, _Transition]]] = {
+    "idle": (TurnDetector._onset, TurnDetector._stay, TurnDetector._stay),
+    "onset": (TurnDetector._onset_grows, TurnDetector._onset_grows, TurnDetector._onset_drops),
+    "speaking": (TurnDetector._speech, TurnDetector._speech, TurnDetector._pause),
+    "paused": (TurnDetector._resume, TurnDetector._silence_grows, TurnDetector._silence_grows),
 }

@@ -25,9 +25,6 @@ from strands_voice._aws import unmodeled_error
 from strands_voice.transport import Frame
 
 __all__ = [
-    "BINARY",
-    "COMPLETE",
-    "UTF8",
     "PartAssembler",
     "SageMakerTarget",
     "check_endpoint_name",
@@ -38,12 +35,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: ``PayloadPart`` data types and completion states.
-UTF8: Final = "UTF8"
-BINARY: Final = "BINARY"
-PARTIAL: Final = "PARTIAL"
-COMPLETE: Final = "COMPLETE"
 
 # SageMaker endpoint names: alphanumerics and hyphens, at most 63 characters.
 _ENDPOINT_NAME: Final = re.compile(r"^[A-Za-z0-9](?:-*[A-Za-z0-9]){0,62}$")
@@ -130,7 +121,7 @@ def classify_payload_part(data: bytes, data_type: str | None) -> Frame:
     ``UTF8`` parts are control frames, ``BINARY`` parts audio, whatever their bytes look like. A part
     without a data type is a control frame only if the whole chunk decodes as UTF-8 JSON to an object.
     """
-    if data_type == UTF8 or (data_type is None and is_control_frame(data)):
+    if data_type == "UTF8" or (data_type is None and is_control_frame(data)):
         # A UTF8 part that is not valid UTF-8 still reaches the session as text: it fails to decode there.
         return data.decode("utf-8", errors="replace")
     return bytes(data)
@@ -148,7 +139,7 @@ class PartAssembler:
         if not self._pieces:
             self._data_type = data_type
         self._pieces.append(data)
-        if completion_state == PARTIAL:
+        if completion_state == "PARTIAL":
             return None
         whole = b"".join(self._pieces)
         data_type = self._data_type if self._data_type is not None else data_type

@@ -50,8 +50,6 @@ from strands_voice_protocol.errors import (
 from strands_voice._defaults import CONNECT_TIMEOUT_S
 from strands_voice.sagemaker.aws import resolve_credentials, resolve_endpoint_uri, resolve_region
 from strands_voice.sagemaker.framing import (
-    COMPLETE,
-    UTF8,
     SageMakerTarget,
     check_endpoint_name,
     parse_sagemaker_url,
@@ -231,7 +229,7 @@ class SageMakerTransport:
         models = self._models
         part = models.RequestStreamEventPayloadPart(
             value=models.RequestPayloadPart(
-                bytes_=message.encode("utf-8"), data_type=UTF8, completion_state=COMPLETE
+                bytes_=message.encode("utf-8"), data_type="UTF8", completion_state="COMPLETE"
             )
         )
         async with self._send_lock:

@@ -52,37 +52,35 @@ class TTSSession:
 
     Args:
         transport: The connection to the endpoint; reconnected (``close`` then ``connect``) to resume.
-        voice: Default voice for requests (None: the endpoint's default).
-        speed: Default speed for requests (None: the endpoint's default).
         connect_timeout: Seconds one connection attempt may take.
         silence_timeout: Seconds the endpoint may stay silent while a request's audio is owed.
-        request_id_prefix: Prefix of generated request ids (a random one when None).
         retry: When to resume and retry (:data:`DEFAULT_RETRY` when None; ``NO_RETRY`` turns it off); its
             ``clock`` is the session's clock.
         keepalive_s: Seconds between ``keepalive`` messages while nothing is owed, so a slow agent's
             session outlives the endpoint's idle timeout (:data:`~strands_voice_protocol.limits.KEEPALIVE_S`
             by default); None sends none.
+        voice: Default voice for requests (None: the endpoint's default).
+        speed: Default speed for requests (None: the endpoint's default).
+        request_id_prefix: Prefix of generated request ids (a random one when None).
     """
 
     def __init__(
         self,
         transport: FrameTransport,
         *,
-        voice: str | None = None,
-        speed: float | None = None,
         connect_timeout: float = CONNECT_TIMEOUT_S,
         silence_timeout: float = SILENCE_TIMEOUT_S,
-        request_id_prefix: str | None = None,
         retry: RetryPolicy | None = None,
         keepalive_s: float | None = KEEPALIVE_S,
+        voice: str | None = None,
+        speed: float | None = None,
+        request_id_prefix: str | None = None,
     ) -> None:
         self.transport = transport
         self.voice = voice
         self.speed = speed
         self.connect_timeout = connect_timeout
-        self.silence_timeout = silence_timeout
         self.retry = retry if retry is not None else DEFAULT_RETRY
-        self.keepalive_s = keepalive_s
         self._core = SessionCore(retry=self.retry, silence_timeout=silence_timeout, keepalive_s=keepalive_s)
         self._prefix = request_id_prefix or uuid.uuid4().hex[:8]
         self._counter = itertools.count()

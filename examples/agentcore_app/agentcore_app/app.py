@@ -67,36 +67,36 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 def create_app(
     *,
     tts_url: str | None = None,
+    silence_timeout: float | None = None,
+    transport_factory: TransportFactory | None = None,
     model: str | Model | None = None,
     system_prompt: str | None = None,
-    static_dir: str | Path | None = None,
     max_prompt_chars: int = MAX_PROMPT_CHARS,
-    silence_timeout: float | None = None,
-    metrics: AnswerMetrics | None = None,
     conversation_store: ConversationStore | None = None,
-    transport_factory: TransportFactory | None = None,
     listener_factory: ListenerFactory | None = None,
     call_limits: CallLimits | None = None,
+    static_dir: str | Path | None = None,
+    metrics: AnswerMetrics | None = None,
 ) -> BedrockAgentCoreApp:
     """Build the app.
 
     Args:
         tts_url: The TTS endpoint URL; ``TTS_ENDPOINT_URL`` when None.
-        model: A model spec (see :mod:`agentcore_app.models`) or a Strands model; from the environment when
-            None (``VOICE_MODEL``, ``BEDROCK_MODEL_ID``, else Bedrock with credentials, scripted without).
-        system_prompt: The agent's system prompt; ``SYSTEM_PROMPT`` or a voice-friendly default when None.
-        static_dir: Where the browser page lives; the package's ``static/`` folder when None.
-        max_prompt_chars: The longest prompt accepted.
         silence_timeout: Seconds the TTS endpoint may stay silent while audio is owed before speech is
             given up (an ``error`` event); ``TTS_SILENCE_TIMEOUT_S`` or 20 s when None. A CPU endpoint on
             a busy machine needs more.
-        metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
-            ``AGENT_METRICS`` says (off unless ``emf``).
-        conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
         transport_factory: Creates the TTS transports instead of ``tts_url`` (tests).
+        model: A model spec (see :mod:`agentcore_app.models`) or a Strands model; from the environment when
+            None (``VOICE_MODEL``, ``BEDROCK_MODEL_ID``, else Bedrock with credentials, scripted without).
+        system_prompt: The agent's system prompt; ``SYSTEM_PROMPT`` or a voice-friendly default when None.
+        max_prompt_chars: The longest prompt accepted.
+        conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
         listener_factory: Opens a spoken call's listener (``/ws``); the library's
             :class:`~strands_voice.listen.Listener` (VAD and Whisper) when None.
         call_limits: What a spoken call accepts (:class:`~agentcore_app.call_core.CallLimits`).
+        static_dir: Where the browser page lives; the package's ``static/`` folder when None.
+        metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
+            ``AGENT_METRICS`` says (off unless ``emf``).
 
     Returns:
         The app, ready for uvicorn (``/invocations``, ``/ws``, ``/ping``, ``/``, ``/static``).

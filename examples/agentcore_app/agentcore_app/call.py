@@ -32,24 +32,8 @@ from strands_voice_protocol.errors import MissingDependencyError
 from agentcore_app.conversation_store import InvalidSessionIdError, validate_session_id
 from strands_voice.handler import VoiceCallbackHandler
 
+from . import call_core
 from .answering import Answering
-from .call_core import (
-    Answer,
-    AnswerEnded,
-    AudioFrame,
-    CallAction,
-    CallCore,
-    CallInput,
-    CallLimits,
-    Close,
-    Feed,
-    Interrupt,
-    Listen,
-    Phase,
-    Send,
-    Stalled,
-    TextFrame,
-)
 from .call_listening import CallListener, ListenerFactory, TurnClock, default_listener_factory, heard
 from .call_turns import SpokenTurn, answer_turn
 from .config import call_recognizer_from_env
@@ -68,7 +52,7 @@ def add_call_route(
     app: BedrockAgentCoreApp,
     answering: Answering,
     listener_factory: ListenerFactory | None,
-    limits: CallLimits | None,
+    limits: call_core.CallLimits | None,
 ) -> None:
     """Serve spoken calls on ``app``'s ``/ws`` (bedrock-agentcore's ``websocket`` decorator)."""
     factory = listener_factory or default_listener_factory(call_recognizer_from_env())
@@ -76,7 +60,7 @@ def add_call_route(
     @app.websocket
     async def call(websocket: WebSocket, context: RequestContext) -> None:
         session_id = context.session_id or websocket.query_params.get("session_id")
-        await Call(websocket, session_id, answering, factory, limits or CallLimits()).run()
+        await Call(websocket, session_id, answering, factory, limits or call_core.CallLimits()).run()
 
 
 @dataclass
@@ -105,13 +89,13 @@ class Call:
         session_id: str | None,
         answering: Answering,
         listener_factory: ListenerFactory,
-        limits: CallLimits,
+        limits: call_core.CallLimits,
     ) -> None:
         self.websocket = websocket
         self.session_id = session_id or f"call-{uuid.uuid4().hex}"
         self.answering = answering
         self.listener_factory = listener_factory
-        self.core = CallCore(limits, CallEventBuilder())
+        self.core = call_core.CallCore(limits, CallEventBuilder())
         self.outbox: asyncio.Queue[str | bytes | None] = asyncio.Queue(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
         self.live: LiveAnswer | None = None  # the latest answer: speaking, or about to
@@ -150,41 +134,45 @@ class Call:
 
     async def _receive(self) -> None:
         idle_s = self.core.limits.idle_s
-        while self.core.phase is not Phase.CLOSED:
-            event: CallInput
+        while self.core.phase is not call_core.Phase.CLOSED:
+            event: call_core.CallInput
             try:
                 message = await asyncio.wait_for(self.websocket.receive(), idle_s)
             except TimeoutError:
-                event = Stalled()
+                event = call_core.Stalled()
             else:
                 if message["type"] == "websocket.disconnect":
                     return
                 data = message.get("bytes")
-                event = AudioFrame(data) if data is not None else TextFrame(message.get("text") or "")
+                event = (
+                    call_core.AudioFrame(data)
+                    if data is not None
+                    else call_core.TextFrame(message.get("text") or "")
+                )
             await self.perform(self.core.handle(event))
 
-    async def perform(self, actions: list[CallAction]) -> None:
+    async def perform(self, actions: list[call_core.CallAction]) -> None:
         """Do what the core asked, in order."""
         for action in actions:
-            if isinstance(action, Send):
+            if isinstance(action, call_core.Send):
                 await self.send(action.event)
-            elif isinstance(action, Feed) and self.listener is not None:
+            elif isinstance(action, call_core.Feed) and self.listener is not None:
                 self.clock.fed(len(action.pcm))
                 await self.listener.feed(action.pcm)
-            elif isinstance(action, Listen):
+            elif isinstance(action, call_core.Listen):
                 await self._listen(action)
-            elif isinstance(action, Answer):
+            elif isinstance(action, call_core.Answer):
                 self._answer(action)
-            elif isinstance(action, Interrupt):
+            elif isinstance(action, call_core.Interrupt):
                 self._interrupt()
-            elif isinstance(action, Close):
+            elif isinstance(action, call_core.Close):
                 self.close_code = action.code
 
     async def send(self, event: CallEvent) -> None:
         """One event out as a JSON text frame (ASCII-escaped JSON: any text, valid UTF-8)."""
         await self.outbox.put(json.dumps(event))
 
-    async def _listen(self, action: Listen) -> None:
+    async def _listen(self, action: call_core.Listen) -> None:
         try:
             self.listener = await self.listener_factory(action.start)
         except MissingDependencyError as error:
@@ -192,7 +180,7 @@ class Call:
             await self.send(
                 self.core.builder.error(code="internal", message=f"this app cannot listen: {error}")
             )
-            self.core.phase = Phase.CLOSED
+            self.core.phase = call_core.Phase.CLOSED
             self.close_code = status.WS_1011_INTERNAL_ERROR
             return
         self._spawn(self._hear(self.listener), "call-listener")
@@ -228,7 +216,7 @@ class Call:
         for item in kept:
             self.outbox.put_nowait(item)
 
-    def _answer(self, action: Answer) -> None:
+    def _answer(self, action: call_core.Answer) -> None:
         assert self.core.start is not None  # an answer needs start (the core's table says so)
         prompt = action.prompt
         if self._unanswered is not None and action.spoken:
@@ -248,7 +236,7 @@ class Call:
             live.voice.close()
             if self.live is live:
                 self.live = None
-            await self.perform(self.core.handle(AnswerEnded()))
+            await self.perform(self.core.handle(call_core.AnswerEnded()))
 
     async def _write(self) -> None:
         """The one writer: frames go out in the order they were queued."""

@@ -67,8 +67,8 @@ def format_peers(results: dict[str, Any]) -> str:
             label = f"{label}, {peers[0].get('rtf_text')}"
         cells = " | ".join(_cell(values[name], unit) for name in names)
         lines.append(f"| {label} | {cells} | {lower_wins(values) or '-'} |")
-    lines += ["", f"G2P: {'; '.join(f'{peer["name"]}: {peer.get("g2p")}' for peer in peers)}"]
-    lines.append(f"command: {results.get('command')}")
+    g2p = "; ".join(f"{peer['name']}: {peer.get('g2p')}" for peer in peers)
+    lines += ["", f"G2P: {g2p}", f"command: {results.get('command')}"]
     return "\n".join(lines)
 
 
