@@ -47,19 +47,18 @@ class ActiveResponses:
         with self._lock:
             return self._current
 
-    def feed_current(self, make: Callable[[], Response], feed: Callable[[Response], None]) -> None:
-        """``feed`` the current response, started on a new worker thread with ``make`` if there is none.
+    def current_or_start(self, make: Callable[[], Response]) -> Response | None:
+        """The current response, or a new one ``make`` builds, started on a new worker thread.
 
-        ``feed`` runs under the lock, so no :meth:`take_current` ends the response in between. Nothing
-        happens once the handler is closed.
+        None once the handler is closed. A response may end while its caller still holds it (it was
+        interrupted, or its speech failed): text fed to it then is dropped, as it would be a moment later.
         """
         with self._lock:
             if self._closed:
-                return
+                return None
             if self._current is None:
                 self._start_on_thread(make())
-            assert self._current is not None
-            feed(self._current)
+            return self._current
 
     def adopt(self, make: Callable[[], Response]) -> Response:
         """Make the response ``make`` builds (run by its caller, on its loop) the current one.

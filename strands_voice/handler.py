@@ -178,10 +178,11 @@ class VoiceCallbackHandler(ClosedOnExit):
             data = kwargs.get("data")
             if isinstance(data, str) and data and not kwargs.get("reasoning"):
                 agent = kwargs.get("agent")
-                self._responses.feed_current(
-                    lambda: self._new_response(kwargs.get(VOICE_OPTIONS_KEY), agent),
-                    lambda response: response.feed(data, agent),
+                response = self._responses.current_or_start(
+                    lambda: self._new_response(kwargs.get(VOICE_OPTIONS_KEY), agent)
                 )
+                if response is not None:
+                    response.feed(data, agent)
             if ends_model_turn(kwargs):
                 current = self._responses.current
                 if current is not None:
@@ -208,7 +209,7 @@ class VoiceCallbackHandler(ClosedOnExit):
             agent: The agent about to write it (a barge-in then cancels it and fixes its memory; give it
                 here, as the plugin does: a response started without it does not learn it later).
         """
-        self._responses.feed_current(lambda: self._new_response(requested, agent), lambda _response: None)
+        self._responses.current_or_start(lambda: self._new_response(requested, agent))
 
     def end_response(self) -> None:
         """No more text for the current response (idempotent; ``result=`` does the same)."""

@@ -1,23 +1,29 @@
-"""A fake Leg 1 endpoint and a step-by-step driver for the sans-I/O session core (no asyncio, no sockets).
+"""A fake Leg 1 endpoint, and the real :class:`~strands_voice.session.TTSSession` driven against it step
+by step on virtual time (no sockets, no waiting).
 
 The endpoint model answers in order, each request with its own deterministic pcm16 (bit-exact across runs,
 like the int8 ONNX graph), from ``skip_samples`` on when it knows the field; it can answer ``busy`` or a
-non-retryable error, honours ``cancel`` and ``close``. :class:`CoreRun` plays the driver: it performs the
-core's actions against the model and records what a listener got, so property tests can drive random
-interleavings of drops, ``busy``, cancels and timers and check the outcome.
+non-retryable error, honours ``cancel`` and ``close``. :class:`SessionRun` runs a ``TTSSession`` over a
+transport to that model on a :class:`~virtual_time.VirtualTimeLoop`: each input (a request, a frame, a drop,
+a cancel, a timer) is given, then the session's tasks settle, and what its one consumer got is recorded,
+so property tests can drive random interleavings of drops, ``busy``, cancels and timers and check the
+outcome.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-import json
 from array import array
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from strands_voice_protocol.errors import TTSConnectionError, TTSError
 from strands_voice_protocol.frames import (
     Cancel,
+    ClientMessage,
     Close,
     ErrorFrame,
     SynthesisCancelled,
@@ -25,14 +31,12 @@ from strands_voice_protocol.frames import (
     SynthesisStart,
     Synthesize,
     decode_client_message,
-    encode_client_message,
     encode_server_message,
 )
+from virtual_time import VirtualTimeLoop, settle
 
 from strands_voice.retry import RetryPolicy
-from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session._core import SessionCore
-from strands_voice.session._requests import OwedRequest
+from strands_voice.session.driver import TTSSession
 from strands_voice.session.events import (
     AudioChunk,
     RequestCancelled,
@@ -42,6 +46,7 @@ from strands_voice.session.events import (
     RequestStarted,
     SessionEvent,
 )
+from strands_voice.transport import Frame
 
 #: The code the model answers texts starting with "bad" with: not retryable.
 REFUSED = "invalid_request"
@@ -83,6 +88,7 @@ class FakeEndpoint:
     synthesized: list[str] = field(default_factory=list)  # every wire id ever received
     busy_next: bool = False  # answer the next job's turn with `busy`
     refused: list[str] = field(default_factory=list)  # wire ids answered with a non-retryable error
+    received: list[ClientMessage] = field(default_factory=list)  # every client message, in order
     _chunk: int = 0
 
     def connect(self) -> None:
@@ -100,6 +106,7 @@ class FakeEndpoint:
         """A client message on the current connection."""
         assert self.connected, "sent on a connection that is down"
         message = decode_client_message(text)
+        self.received.append(message)
         if self.closing:
             return  # an endpoint closing the session (an idle close) reads nothing more
         if isinstance(message, Synthesize):
@@ -151,137 +158,225 @@ class FakeEndpoint:
         return encode_server_message(SynthesisComplete(job.wire_id, job.sent, job.sent / 48_000, 0.01))
 
 
-@dataclass
-class CoreRun:
-    """Drives a :class:`SessionCore` against a :class:`FakeEndpoint`, the way the asyncio driver does."""
+#: A connect attempt's planned outcome: None connects; an error is raised by the transport's ``connect``.
+ConnectOutcome = TTSError | None
 
-    core: SessionCore
-    endpoint: FakeEndpoint
-    now: float = 0.0
-    timer_at: float | None = None
-    events: list[SessionEvent] = field(default_factory=list)
-    failure: TTSError | None = None
-    ended: bool = False
-    reconnect_at: list[tuple[float, float | None]] = field(default_factory=list)  # (attempt, outage start)
-    outage_from: float | None = None
-    last_frame_at: float = -1.0
-    cut_mid_audio: set[str] = field(default_factory=set)
-    used_outcomes: list[TTSError | None] = field(default_factory=list)
-    connect_plan: deque[TTSError | None] = field(
-        default_factory=deque
-    )  # the next attempts' outcomes (None: ok)
+
+class ModelTransport:
+    """A :class:`~strands_voice.transport.FrameTransport` to the endpoint model: the test hands over each
+    frame (:meth:`hand_over`) and cuts the connection (:meth:`cut`); the session does the rest."""
+
+    def __init__(self, run: SessionRun) -> None:
+        self.run = run
+        self.connected = False
+        self.opened_once = False
+        self._receiving: asyncio.Future[Frame] | None = None
+
+    @property
+    def receiving(self) -> bool:
+        """Whether the session waits for a frame."""
+        return self._receiving is not None and not self._receiving.done()
+
+    async def connect(self) -> None:
+        self.run.connecting()
+        self.run.endpoint.connect()
+        self.connected = True
+
+    async def send(self, message: str) -> None:
+        if not self.connected:
+            raise TTSConnectionError("connection_lost", "not connected", retryable=True)
+        self.run.endpoint.receive(message)
+
+    async def receive(self) -> Frame:
+        if not self.connected:
+            raise TTSConnectionError("connection_lost", "not connected", retryable=True)
+        self._receiving = asyncio.get_running_loop().create_future()
+        return await self._receiving
+
+    async def close(self) -> None:
+        if self.connected:
+            self.connected = False
+            self.run.endpoint.drop()
+            self.run.went_down()
+
+    def hand_over(self, frame: Frame | BaseException) -> None:
+        """The endpoint's next frame (or an error: ``EOFError`` is its normal end) reaches the session."""
+        assert self._receiving is not None and not self._receiving.done(), "nobody is receiving"
+        if isinstance(frame, BaseException):
+            self._receiving.set_exception(frame)
+        else:
+            self._receiving.set_result(frame)
+
+    def cut(self, error: TTSError) -> None:
+        """The connection drops: the pending receive fails with ``error``."""
+        self.connected = False
+        self.run.endpoint.drop()
+        self.run.went_down()
+        self.hand_over(error)
+
+
+class SessionRun:
+    """A :class:`TTSSession` over a :class:`ModelTransport`, its one consumer, and what it got.
+
+    Every input is a coroutine method that gives the input, then lets the session settle; run them with
+    :meth:`play` on the run's own :class:`~virtual_time.VirtualTimeLoop`.
+    """
+
+    def __init__(
+        self, endpoint: FakeEndpoint, policy: Callable[[SessionRun], RetryPolicy], keepalive_s: float | None
+    ) -> None:
+        self.loop = VirtualTimeLoop()
+        self.endpoint = endpoint
+        self.transport = ModelTransport(self)
+        self.session = TTSSession(
+            self.transport, silence_timeout=30.0, retry=policy(self), keepalive_s=keepalive_s
+        )
+        self.events: list[SessionEvent] = []
+        self.failure: TTSError | None = None
+        self.ended = False
+        self.finished = False
+        self.cancelled: set[str] = set()
+        self.reconnect_at: list[tuple[float, float | None]] = []  # (attempt, outage start)
+        self.outage_from: float | None = None
+        self.last_frame_at = -1.0
+        self.cut_mid_audio: set[str] = set()
+        self.used_outcomes: list[ConnectOutcome] = []
+        self.connect_plan: deque[ConnectOutcome] = deque()  # the reconnects' outcomes (None: ok)
+        self._refused_at: TTSError | None = None
+        self._consumer: asyncio.Task[None] | None = None
+
+    @property
+    def now(self) -> float:
+        return self.loop.now
 
     @property
     def over(self) -> bool:
         return self.failure is not None or self.ended
 
-    def apply(self, actions: list[Action]) -> None:
-        """Perform ``actions`` (and what they lead to) until the core asks for nothing more."""
-        queue = deque(actions)
-        while queue and not self.over:
-            action = queue.popleft()
-            if isinstance(action, Deliver):
-                self.events.append(action.event)
-            elif isinstance(action, SetTimer):
-                self.timer_at = action.at
-            elif isinstance(action, Send):
-                if self.core.may_send(action):
-                    self.endpoint.receive(encode_client_message(action.message))
-            elif isinstance(action, Disconnect):
-                self.endpoint.drop()
-            elif isinstance(action, Fail):
-                self.failure = action.error
-            elif isinstance(action, End):
-                self.ended = True
-            else:
-                assert isinstance(action, Reconnect)
-                queue.extend(self._reconnect(action.delay_s))
+    @property
+    def gave_up(self) -> bool:
+        """The session stopped trying to reconnect (the retry budget, or retries off)."""
+        return isinstance(self.failure, TTSConnectionError) and self.failure.message.startswith(
+            "speech stopped"
+        )
 
-    def _reconnect(self, delay_s: float) -> list[Action]:
-        self.now += delay_s
+    def play(self, scenario: Callable[[], Awaitable[None]]) -> None:
+        """Run ``scenario`` (the run's inputs), then close the session; re-raise what its tasks raised."""
+
+        async def main() -> None:
+            try:
+                await scenario()
+            finally:
+                await self.session.close()
+                if self._consumer is not None:
+                    self._consumer.cancel()
+                    await asyncio.gather(self._consumer, return_exceptions=True)
+                    if not self._consumer.cancelled() and self._consumer.exception() is not None:
+                        raise self._consumer.exception()  # type: ignore[misc]
+
+        try:
+            self.loop.run_until_complete(main())
+        finally:
+            self.loop.close()
+
+    # ---- what the transport reports ------------------------------------------------------------------
+
+    def connecting(self) -> None:
+        """A connect attempt: the first one (open) succeeds; each reconnect takes the plan's next outcome."""
+        if not self.transport.opened_once:
+            self.transport.opened_once = True
+            return
+        assert self._refused_at is None, f"a non-retryable connect error was retried: {self._refused_at}"
         self.reconnect_at.append((self.now, self.outage_from))
         error = self.connect_plan.popleft() if self.connect_plan else None
         self.used_outcomes.append(error)
         if error is not None:
-            actions = self.core.resume_failed(error, self.now)
             if not error.retryable:
-                assert actions == [Fail(error)], "a non-retryable connect error was retried"
-            return actions
-        self.endpoint.connect()
-        return self.core.connected(self.now)
+                self._refused_at = error
+            raise error
 
-    def _track_outage(self) -> None:
-        """An outage starts when the connection is down while something is owed (the retry budget's
+    def went_down(self) -> None:
+        """The connection closed or dropped: an outage starts if something is owed (the retry budget's
         start); it ends when a request finishes."""
-        if (
-            self.outage_from is None
-            and self.core.down is not None
-            and (self.core.book.live() or self.core.finished)
-        ):
+        if self.outage_from is None and (self._live() or self.finished) and not self.over:
             self.outage_from = self.now
 
-    def settle(self) -> None:
-        """What the driver does before it waits: poll until the core asks for nothing."""
-        while not self.over:
-            if self.core.done:
-                self.ended = True
-                return
-            actions = self.core.poll(self.now)
-            self._track_outage()
-            if not [a for a in actions if not isinstance(a, SetTimer)]:
-                self.apply(actions)
-                return
-            self.apply(actions)
+    def _live(self) -> list[str]:
+        return [rid for rid in self.session.owed if rid not in self.cancelled]
+
+    def _outage_if_down(self) -> None:
+        """A request (or finish) while the connection is down starts the outage now."""
+        if not self.transport.connected and self.outage_from is None and not self.over:
+            self.outage_from = self.now
 
     # ---- inputs --------------------------------------------------------------------------------------
 
-    def open(self) -> None:
-        self.endpoint.connect()
-        self.apply(self.core.opened_ok(self.now))
+    async def open(self) -> None:
+        await self.session.open()
+        self._consumer = asyncio.create_task(self._consume())
+        await settle()
 
-    def submit(self, request_id: str, text: str) -> None:
-        self.apply(self.core.submit(OwedRequest(request_id, text, None, None), self.now))
-        self.apply(self.core.send_submitted(request_id))
+    async def _consume(self) -> None:
+        try:
+            async for event in self.session:
+                self.events.append(event)
+            self.ended = True
+        except TTSError as error:
+            self.failure = self.failure or error
 
-    def cancel(self, request_id: str | None) -> None:
-        self.apply(self.core.cancel(request_id))
+    async def _give(self, call: Awaitable[Any]) -> None:
+        """Give one input; an error it raises in its caller is the session's failure."""
+        try:
+            await call
+        except TTSError as error:
+            self.failure = self.failure or error
+        await settle()
 
-    def finish(self) -> None:
-        self.apply(self.core.finish())
+    async def submit(self, request_id: str, text: str) -> None:
+        self._outage_if_down()
+        await self._give(self.session.synthesize(text, request_id=request_id))
 
-    def frame(self) -> None:
+    async def cancel(self, request_id: str | None) -> None:
+        self.cancelled |= set(self.session.owed) if request_id is None else {request_id}
+        await self._give(self.session.cancel(request_id))
+
+    async def finish(self) -> None:
+        self.finished = True
+        self._outage_if_down()
+        await self._give(self.session.finish())
+
+    async def frame(self) -> None:
         """The endpoint's next frame (or its normal end) arrives."""
-        self.now += 0.01
+        self.loop.now += 0.01
         self.last_frame_at = self.now
         if self.endpoint.ended():
-            actions = self.core.receive_ended(self.now)
+            self.transport.hand_over(EOFError())
         else:
             frame = self.endpoint.next_frame()
-            if isinstance(frame, str) and json.loads(frame)["type"] == "synthesis_complete":
+            if isinstance(frame, str) and '"synthesis_complete"' in frame:
                 self.outage_from = None  # something finished: the outage (if any) is over
-            actions = self.core.frame_received(frame, self.now)
-        self._track_outage()
-        self.apply(actions)
+            self.transport.hand_over(frame)
+        await settle()
 
-    def drop(self) -> None:
-        """The connection drops."""
-        self.endpoint.drop()
+    async def drop(self, error: TTSError | None = None) -> None:
+        """The connection drops (a retryable ``connection_lost`` unless ``error`` says otherwise)."""
+        ended = {e.request_id for e in self.events if isinstance(e, RequestCompleted | RequestCancelled)}
         self.cut_mid_audio |= {
-            r.request_id for r in self.core.book.owed.values() if r.delivered and not r.cancelled
+            e.request_id
+            for e in self.events
+            if isinstance(e, AudioChunk) and e.request_id not in ended | self.cancelled
         }
-        actions = self.core.receive_failed(
-            TTSConnectionError("connection_lost", "drop", retryable=True), self.now
-        )
-        self._track_outage()
-        self.apply(actions)
+        self.transport.cut(error or TTSConnectionError("connection_lost", "drop", retryable=True))
+        await settle()
 
-    def timer(self) -> None:
-        """The timer fires."""
-        assert self.timer_at is not None
-        self.now = max(self.now, self.timer_at)
-        self.apply(self.core.timer_due(self.timer_at, self.now))
+    async def timer(self) -> None:
+        """Time moves on to the session's next timer, which fires."""
+        due = self.loop.next_timer()
+        assert due is not None, "no timer is set"
+        self.loop.now = max(self.now, due)
+        await settle()
 
-    # ---- what the listener got -----------------------------------------------------------------------
+    # ---- what the consumer got -----------------------------------------------------------------------
 
     def heard(self, request_id: str) -> bytes:
         """The audio a player that honours :class:`RequestRestarted` (drops the partial) kept."""
@@ -309,9 +404,18 @@ class CoreRun:
 
 def new_run(
     *, knows_skip: bool, deadline_s: float, draws: list[float], keepalive_s: float | None = 5.0
-) -> CoreRun:
-    """A core on a policy whose jitter draws come from ``draws`` (cycled), and an endpoint model."""
+) -> SessionRun:
+    """A session on a policy whose jitter draws come from ``draws`` (cycled) and whose clock and sleep are
+    the run's virtual time, over a transport to a new endpoint model."""
     cycle = itertools.cycle(draws)
-    policy = RetryPolicy(deadline_s=deadline_s, random=lambda: next(cycle))
-    core = SessionCore(retry=policy, silence_timeout=30.0, keepalive_s=keepalive_s)
-    return CoreRun(core, FakeEndpoint(knows_skip=knows_skip))
+
+    def policy(run: SessionRun) -> RetryPolicy:
+        async def sleep(seconds: float) -> None:
+            run.loop.now += seconds
+            await asyncio.sleep(0)
+
+        return RetryPolicy(
+            deadline_s=deadline_s, random=lambda: next(cycle), clock=lambda: run.loop.now, sleep=sleep
+        )
+
+    return SessionRun(FakeEndpoint(knows_skip=knows_skip), policy, keepalive_s)
