@@ -110,12 +110,6 @@ class Listener:
                 self._in_turn_order(_ready(recognition_failed(exc)))
                 return
             await self._feed_stream(onset)
-        elif self._stream is None:
-            return
-        elif isinstance(event, turns.Quiet) and self.settings.speculative:
-            await self._guarded(self._stream.pause())
-        elif isinstance(event, turns.Resumed) and self.settings.speculative:
-            await self._guarded(self._stream.resume())
         elif isinstance(event, turns.TurnTooLong):
             self._queue.put_nowait(events.TurnTooLong(self._seconds(event.at)))
         elif isinstance(event, turns.TurnEnded):
@@ -123,7 +117,14 @@ class Listener:
                 events.TurnEnded(self._seconds(event.end), self._seconds(self._detector.position))
             )
             stream, self._stream = self._stream, None
-            self._in_turn_order(_finish(stream))
+            if stream is not None:  # else the turn's failure is already queued in its place
+                self._in_turn_order(_finish(stream))
+        elif self._stream is None:
+            return  # the turn's recognition failed: nothing to pause or resume
+        elif isinstance(event, turns.Quiet) and self.settings.speculative:
+            await self._guarded(self._stream.pause())
+        elif isinstance(event, turns.Resumed) and self.settings.speculative:
+            await self._guarded(self._stream.resume())
 
     async def _feed_stream(self, pcm16: bytes) -> None:
         if self._stream is not None:

@@ -59,7 +59,9 @@ def test_a_recognizer_that_fails_costs_one_turn_wherever_it_fails() -> None:
         return await heard.close()
 
     events = asyncio.run(run())
-    assert [type(event) for event in events].count(SpeechStarted) == 4
+    kinds = [type(event) for event in events]
+    assert kinds.count(SpeechStarted) == 4
+    assert kinds.count(TurnEnded) == 4  # the turn ends where the caller stopped, recognized or not
     assert outcomes(events) == ["connection_failed", "connection_lost", "internal", "turn 4"]
     broken = [event for event in events if isinstance(event, RecognitionFailed)]
     assert broken[0] == RecognitionFailed(
