@@ -169,7 +169,6 @@ class ModelTransport:
     def __init__(self, run: SessionRun) -> None:
         self.run = run
         self.connected = False
-        self.opened_once = False
         self._receiving: asyncio.Future[Frame] | None = None
 
     @property
@@ -242,6 +241,7 @@ class SessionRun:
         self.cut_mid_audio: set[str] = set()
         self.used_outcomes: list[ConnectOutcome] = []
         self.connect_plan: deque[ConnectOutcome] = deque()  # the reconnects' outcomes (None: ok)
+        self._opened = False  # the first connect is the session's open
         self._refused_at: TTSError | None = None
         self._consumer: asyncio.Task[None] | None = None
 
@@ -270,9 +270,9 @@ class SessionRun:
                 await self.session.close()
                 if self._consumer is not None:
                     self._consumer.cancel()
-                    await asyncio.gather(self._consumer, return_exceptions=True)
-                    if not self._consumer.cancelled() and self._consumer.exception() is not None:
-                        raise self._consumer.exception()  # type: ignore[misc]
+                    (outcome,) = await asyncio.gather(self._consumer, return_exceptions=True)
+                    if isinstance(outcome, Exception):
+                        raise outcome  # a bug in the session (its own failures are recorded, not raised)
 
         try:
             self.loop.run_until_complete(main())
@@ -283,8 +283,8 @@ class SessionRun:
 
     def connecting(self) -> None:
         """A connect attempt: the first one (open) succeeds; each reconnect takes the plan's next outcome."""
-        if not self.transport.opened_once:
-            self.transport.opened_once = True
+        if not self._opened:
+            self._opened = True
             return
         assert self._refused_at is None, f"a non-retryable connect error was retried: {self._refused_at}"
         self.reconnect_at.append((self.now, self.outage_from))
