@@ -1,6 +1,6 @@
 """Hearing the caller: voice activity detection, end of turn, speech recognition (the ``listen`` extra).
 
-``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.bidi`) and the app's
+``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.cascade`) and the app's
 spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.events()``
 (:class:`SpeechStarted`, :class:`Transcript`, :class:`TurnEnded`, :class:`TurnTooLong`,
 :class:`RecognitionFailed`),
@@ -11,7 +11,8 @@ says ``pip install 'strands-voice[listen]'`` (here: ``uv sync --group listen``).
 
 from __future__ import annotations
 
-from strands_voice.listen.events import (
+from strands_voice.listen._detector import TurnDetector
+from strands_voice.listen._events import (
     ListenEvent,
     RecognitionFailed,
     SpeechStarted,
@@ -19,13 +20,12 @@ from strands_voice.listen.events import (
     TurnEnded,
     TurnTooLong,
 )
-from strands_voice.listen.listener import Listener
-from strands_voice.listen.recognizer import RecognitionStream, Recognizer
-from strands_voice.listen.settings import ListenSettings
-from strands_voice.listen.transcribe import TranscribeRecognizer
-from strands_voice.listen.turns import TurnDetector
-from strands_voice.listen.vad import SileroVad, Vad
-from strands_voice.listen.whisper import WhisperRecognizer, whisper_model_dir
+from strands_voice.listen._listener import Listener
+from strands_voice.listen._recognizer import RecognitionStream, Recognizer
+from strands_voice.listen._settings import ListenSettings
+from strands_voice.listen._transcribe import TranscribeRecognizer
+from strands_voice.listen._vad import SileroVad, Vad
+from strands_voice.listen._whisper import WhisperRecognizer, whisper_model_dir
 
 __all__ = [
     "ListenEvent",

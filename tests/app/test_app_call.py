@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from call_support import START, Caller, scripted_listeners, silence, tone
-from conversation_model import HOLD, HoldingEcho
-from instant_tts import SECONDS_PER_REQUEST, InstantTTS
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.call_events import parse_call_event
 from strands_voice_protocol.errors import RecognitionError
+from support.call import START, Caller, scripted_listeners, silence, tone
+from support.conversation_model import HOLD, HoldingEcho
+from support.instant_tts import SECONDS_PER_REQUEST, InstantTTS
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -185,7 +185,7 @@ def test_the_interrupt_frame_stops_the_answer(serve: Any) -> None:
 
 def test_each_turn_writes_its_emf_line(serve: Any) -> None:
     from agentcore_app.metrics import metrics_from_env
-    from emf_support import EmfLines
+    from support.emf import EmfLines
 
     lines = EmfLines()
     model = HoldingEcho()
@@ -326,7 +326,7 @@ def test_a_bad_session_id_is_refused_with_a_policy_close(serve: Any) -> None:
 
 
 def test_a_spoken_turn_is_one_trace_with_its_recognition_time(serve: Any) -> None:
-    from otel_support import recording_spans
+    from support.otel import recording_spans
 
     url, _app = serve(HoldingEcho(), ["a traced question"])
 

@@ -21,7 +21,7 @@ from agentcore_app.call_core import (
 )
 from strands_voice_protocol.call_events import CALL_ERROR_CODES, CallEventBuilder, parse_call_event
 
-from strands_voice.listen.events import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
+from strands_voice.listen._events import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
 
 START = json.dumps({"type": "start", "voice": "jm_kumo", "format": "pcm16", "sample_rate": 16000})
 

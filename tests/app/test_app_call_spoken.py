@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from call_support import START, Caller
-from emf_support import EmfLines
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.call import START, Caller
+from support.emf import EmfLines
+from support.spoken import silence, speak_16k
 
 pytestmark = pytest.mark.timeout(300)
 

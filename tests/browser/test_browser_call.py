@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM_ARGS, PageSession, open_page
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.browser import CHROMIUM_ARGS, PageSession, open_page
+from support.spoken import silence, speak_16k
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 from agentcore_app.conversation_store import ConversationStore
-from browser_support import PageSession, open_page
-from conversation_model import HOLD, HoldingEcho
-from instant_tts import InstantTTS
+from support.browser import PageSession, open_page
+from support.conversation_model import HOLD, HoldingEcho
+from support.instant_tts import InstantTTS
 
 pytestmark = pytest.mark.browser
 

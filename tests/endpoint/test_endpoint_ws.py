@@ -8,8 +8,8 @@ import re
 
 import httpx
 import pytest
-from endpoint_support import collect, replies
 from kokoro_endpoint.runner import RunningServer
+from support.endpoint import collect, replies
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK
 
@@ -21,7 +21,7 @@ def _binary(obj: object) -> bytes:
 
 
 def _check_bookkeeping(reply: object) -> None:
-    from endpoint_support import Reply
+    from support.endpoint import Reply
 
     assert isinstance(reply, Reply)
     assert reply.kind == "synthesis_complete", reply.end

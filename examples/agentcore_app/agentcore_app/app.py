@@ -10,7 +10,7 @@ as binary frames, through the same answers (:mod:`agentcore_app.answering`) and 
 An invocation with an AgentCore session id (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``) continues that
 session's conversation (:mod:`agentcore_app.conversations`, stored as :mod:`agentcore_app.conversation_store`
 says); without one it is a conversation of its own. Every invocation gets a fresh
-:class:`~strands_voice.handler.VoiceCallbackHandler`; the payload's ``mode``, ``voice``, ``speed`` and
+:class:`~strands_voice.VoiceCallbackHandler`; the payload's ``mode``, ``voice``, ``speed`` and
 ``format`` reach it per request. The handler's ``stream()`` yields the Leg 3 events (``text_delta`` from the
 token stream, the speech events from the handler) from one queue in arrival order. A new invocation on a
 session whose answer is still speaking barges in on it first. When the caller disconnects mid-answer, or
@@ -41,7 +41,7 @@ from strands.models import Model
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
 from agentcore_app.conversations import Conversations
 from agentcore_app.models import create_model
-from strands_voice.options import TransportFactory
+from strands_voice.speech import TransportFactory
 
 from .answering import Answering
 from .call import ListenerFactory, add_call_route

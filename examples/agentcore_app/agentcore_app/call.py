@@ -30,7 +30,7 @@ from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, Call
 from strands_voice_protocol.errors import MissingDependencyError
 
 from agentcore_app.conversation_store import InvalidSessionIdError, validate_session_id
-from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.agent import VoiceCallbackHandler
 
 from . import call_core
 from .answering import Answering

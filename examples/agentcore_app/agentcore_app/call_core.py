@@ -35,7 +35,7 @@ from typing import Any, Final
 from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 
-from strands_voice.listen.events import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
+from strands_voice.listen import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
 
 from .payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
 

@@ -19,7 +19,7 @@ from typing import Any, Final, Protocol
 
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 
-from strands_voice.listen import events as listen_events
+from strands_voice.listen import Transcript, TurnEnded
 
 from .call_core import Heard
 from .config import RecognizerChoice
@@ -153,9 +153,9 @@ class TurnClock:
 
 def heard(event: object, clock: TurnClock) -> Heard | None:
     """A listener event the call core acts on (None: nothing for the core; its time is noted)."""
-    if isinstance(event, listen_events.TurnEnded):
+    if isinstance(event, TurnEnded):
         clock.turn_ended(event.speech_end_s)
         return None
-    if isinstance(event, listen_events.Transcript) and event.final:
+    if isinstance(event, Transcript) and event.final:
         clock.recognized()
     return event if isinstance(event, Heard) else None

@@ -21,8 +21,8 @@ from typing import Final, Protocol
 
 from opentelemetry import trace
 
-from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.options import VoiceOptions
+from strands_voice.agent import VoiceCallbackHandler
+from strands_voice.speech import VoiceOptions
 
 from .answering import Answering
 from .call_listening import TurnClock, TurnTiming

@@ -40,7 +40,7 @@ from strands_voice_protocol.errors import StrandsVoiceError
 from agentcore_app.conversation_store import ConversationStore, validate_session_id
 from agentcore_app.store_writes import STORE_WRITE_FAILED, STORE_WRITE_PENDING, OffLoopSessionManager
 from strands_voice import NOTHING_HEARD
-from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.agent import VoiceCallbackHandler
 
 __all__ = ["Conversation", "Conversations", "SessionBusyError"]
 

@@ -1,0 +1,44 @@
+"""What a speech recognizer is to the listening pipeline: one stream per caller turn.
+
+The :class:`~strands_voice.listen.Listener` opens a :class:`RecognitionStream` when a turn starts
+and feeds it the turn's audio as it comes (from a little before the first word). An engine that streams
+(Amazon Transcribe) recognizes as it is fed and returns partial texts; an engine that works on whole
+utterances (Whisper) buffers, and starts the final recognition speculatively when the caller pauses
+(:meth:`RecognitionStream.pause`), dropping it if speech resumes, so the text is ready soon after the
+end of the turn.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["RecognitionStream", "Recognizer"]
+
+
+class RecognitionStream(Protocol):
+    """The recognition of one caller turn (PCM16 mono at the listener's sample rate)."""
+
+    async def feed(self, pcm16: bytes) -> list[str]:
+        """Audio of the turn in; the partial texts the engine produced since the last call out."""
+
+    async def pause(self) -> None:
+        """The caller went silent (the turn may end): an engine may start its final recognition now."""
+
+    async def resume(self) -> None:
+        """Speech resumed after a pause: a speculative recognition started at the pause is stale."""
+
+    async def finish(self) -> str:
+        """The turn ended: the final text (may be empty)."""
+
+    async def aclose(self) -> None:
+        """Release the stream (idempotent; also after :meth:`finish`)."""
+
+
+class Recognizer(Protocol):
+    """A speech recognition engine."""
+
+    async def open(self) -> RecognitionStream:
+        """A stream for one new turn."""
+
+    async def warm_up(self) -> None:
+        """Load models / connect ahead of the first turn (optional work; may do nothing)."""
