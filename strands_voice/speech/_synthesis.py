@@ -98,6 +98,7 @@ class Synthesis:
         self._idle_closed = False  # the endpoint closed the session while nothing was owed
         self.failed = False
         self.silenced = False
+        self._silencing = asyncio.Event()  # set with ``silenced``: wait() stops waiting for the owed audio
         self.audio_started = False
         self.chunks = 0
         self.pcm_bytes = 0
@@ -192,6 +193,7 @@ class Synthesis:
         if self.silenced:
             return
         self.silenced = True
+        self._silencing.set()
         if self.session is not None and self.session.is_open and not self.failed:
             self._cancelling = asyncio.create_task(self._send_cancel(self.session), name="voice-cancel")
 
@@ -217,9 +219,21 @@ class Synthesis:
                 await session.finish()
 
     async def wait(self) -> None:
-        """Wait until all owed audio has been emitted (or speech failed)."""
-        if self._receiving is not None:
-            await asyncio.shield(self._receiving)
+        """Wait until all owed audio has been emitted (or speech failed), or until a barge-in.
+
+        After a barge-in none of the owed audio is wanted, so nothing more is waited for: an endpoint
+        that had already been told ``close`` may go on making it (the session's :meth:`aclose` ends it).
+        """
+        receiving = self._receiving
+        if receiving is None or self.silenced:
+            return
+        silencing = asyncio.ensure_future(self._silencing.wait())
+        try:
+            await asyncio.wait({receiving, silencing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            await cancel_and_wait([silencing], CANCEL_TIMEOUT)
+        if receiving.done():
+            receiving.result()  # a bug in the audio task surfaces here, as its awaiting did before
 
     def flush_encoder(self) -> None:
         """Emit the encoder's tail, if it holds one (dropped after a barge-in)."""

@@ -114,9 +114,8 @@ def test_a_slow_store_does_not_delay_another_callers_first_audio(tmp_path: Path)
         agent_a.hooks.add_callback(AfterInvocationEvent, lambda _event: finished.set())
         a = asyncio.create_task(_barge_in_after_the_answer(voice_a, agent_a, finished))
         await asyncio.wait_for(finished.wait(), GUARD_S)
-        while not voice_a.speaking or "Two" in agent_a.messages[-1]["content"][0]["text"]:
+        while "Two" in agent_a.messages[-1]["content"][0]["text"]:  # noqa: ASYNC110 (agent state, no event)
             await asyncio.sleep(0.01)  # A has barged in: its answer is rewritten, its store write blocked
-            assert not a.done()
         got_audio = await asyncio.wait_for(_first_audio(voice_b, agent_b, release), GUARD_S)
         held.set()
         await asyncio.wait_for(a, GUARD_S)
