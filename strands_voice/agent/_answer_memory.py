@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
 
+from strands_voice.agent._model_cancel import cancel_model_streams
+
 if TYPE_CHECKING:
     from strands import Agent
     from strands.types.content import Message
@@ -221,6 +223,7 @@ class AnswerMemories:
                 writes = self._writes[agent] = _StoreWrites()
                 agent.hooks.add_callback(AfterInvocationEvent, self._invocation_ended)
                 agent.hooks.add_callback(BeforeInvocationEvent, self._invocation_starting)
+                cancel_model_streams(agent)  # the cancel stops the model's stream, whatever the model
             memory = AnswerMemory(agent, writes, self._release)
             self._current[agent] = memory
         return memory

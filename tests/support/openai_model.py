@@ -1,0 +1,99 @@
+"""A real model's client in tests: Strands' ``OpenAIModel`` against the OpenAI-compatible stand-in server.
+
+:func:`served_openai_model` serves a :class:`~agentcore_app.scripted.ScriptedModel` as a local
+OpenAI-compatible streaming server (:mod:`strands_voice_tools.openai_stand_in`) and gives the
+``OpenAIModel`` that talks to it, with the server's request log. Unlike a ``Model`` in the same process,
+that model never sees the agent's cancel signal: its tokens come over HTTP, from a stream its client
+library owns.
+
+:class:`PausingModel` answers the first question with :data:`FIRST`, then :data:`THEN`, then pauses, as a
+real model does while it thinks, writes a tool call's arguments (which ``OpenAIModel`` gathers without
+passing any on) or waits for its server; :class:`WritingModel` writes its whole first answer (:data:`FIRST`
+and :data:`SECOND`) at once. Both answer every later question with :data:`SHORT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import AsyncIterable, Iterator
+from typing import Any, Final
+
+from agentcore_app.scripted import ScriptedModel, ScriptedModelConfig
+from strands.models.openai import OpenAIModel
+from strands.types.content import Messages
+from strands.types.streaming import StreamEvent
+from strands_voice_tools.openai_stand_in import STAND_IN_MODEL_ID, StandInLog, openai_stand_in_app
+
+#: The first answer's first sentence: over the chunker's 40-character minimum, so it is spoken alone.
+FIRST: Final = "This first sentence is long enough to be spoken on its own."
+#: The word after it (it ends the first sentence for the chunker), before the pause.
+THEN: Final = "Then"
+#: What the first answer says once its pause is over (never, when the agent is stopped).
+TAIL: Final = "the rest of the answer, much later."
+#: The first answer's second sentence, in :class:`WritingModel`'s answer.
+SECOND: Final = "And this second sentence is never heard by the caller."
+#: The answer to every later question.
+SHORT: Final = "Okay."
+#: Seconds a pause lasts at most (a hang guard: far longer than any test waits).
+PAUSE_GUARD_S: Final = 120.0
+
+
+def user_turns(messages: Messages) -> int:
+    """How many user messages the conversation holds."""
+    return sum(message["role"] == "user" for message in messages)
+
+
+class PausingModel(ScriptedModel):
+    """Answers the first question with ``FIRST THEN``, pauses until ``resume`` is set, then ``TAIL``;
+    every later question gets ``SHORT`` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__(text=SHORT)
+        self.resume = threading.Event()
+
+    async def stream(
+        self,
+        messages: Messages,
+        tool_specs: Any = None,
+        system_prompt: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterable[StreamEvent]:
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockStart": {"start": {}}}
+        if user_turns(messages) > 1:
+            yield {"contentBlockDelta": {"delta": {"text": SHORT}}}
+        else:
+            for word in f"{FIRST} {THEN} ".split(" "):
+                yield {"contentBlockDelta": {"delta": {"text": word + " "}}}
+                await asyncio.sleep(0.01)
+            deadline = time.monotonic() + PAUSE_GUARD_S
+            while not self.resume.is_set() and time.monotonic() < deadline:  # noqa: ASYNC110 (a thread's event)
+                await asyncio.sleep(0.02)
+            yield {"contentBlockDelta": {"delta": {"text": TAIL}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "end_turn"}}
+
+
+class WritingModel(ScriptedModel):
+    """Writes its first answer, ``FIRST SECOND``, in a tenth of a second; later questions get ``SHORT``."""
+
+    def __init__(self) -> None:
+        super().__init__(text=f"{FIRST} {SECOND}", first_sentence_s=0.05, total_s=0.1)
+
+    def script_for(self, messages: Messages) -> ScriptedModelConfig:
+        script = self.get_config()
+        return {**script, "text": SHORT} if user_turns(messages) > 1 else script
+
+
+@contextlib.contextmanager
+def served_openai_model(model: ScriptedModel) -> Iterator[tuple[OpenAIModel, StandInLog]]:
+    """``OpenAIModel`` talking to ``model`` served as an OpenAI-compatible server; the server's log."""
+    from kokoro_endpoint.runner import running_server
+
+    log = StandInLog()
+    with running_server(openai_stand_in_app(model, log)) as server:
+        client_args = {"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}
+        yield OpenAIModel(client_args=client_args, model_id=STAND_IN_MODEL_ID), log
