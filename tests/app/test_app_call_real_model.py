@@ -10,18 +10,13 @@ as the previous answer. The TTS endpoint is in-memory (:mod:`instant_tts`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
-import logging
-import threading
 from collections.abc import Iterator
 
 import pytest
-from agentcore_app.conversation_store import ConversationStore
 from strands_voice_tools.openai_stand_in import StandInLog, strands_messages
 from support.call import Caller, scripted_listeners
-from support.instant_tts import SECONDS_PER_REQUEST, InstantTTS
-from support.openai_model import FIRST, SHORT, PausingModel, WritingModel, served_openai_model
+from support.instant_tts import SECONDS_PER_REQUEST
+from support.openai_model import FIRST, PAUSED, SHORT, STATES, app_on_openai_model
 from support.reliability import wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -32,30 +27,11 @@ QUESTION = "What is the Premium plan?"
 NEXT = "What does it cost?"
 
 
-@pytest.fixture(params=["paused mid-answer", "written, audio owed"])
+@pytest.fixture(params=STATES)
 def call_url(request: pytest.FixtureRequest) -> Iterator[tuple[str, StandInLog, bool]]:
     """``(ws_url, log, paused)``: the app on a free port, its model paused mid-answer or done writing."""
-    from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
-
-    paused = request.param == "paused mid-answer"
-    model = PausingModel() if paused else WritingModel()
-    release = threading.Event()  # the endpoint holds each answer's second sentence till the test ends
-    with contextlib.ExitStack() as stack:
-        openai, log = stack.enter_context(served_openai_model(model))
-        app = create_app(
-            tts_url="ws://127.0.0.1:9",
-            model=openai,
-            conversation_store=ConversationStore(kind="none"),
-            transport_factory=functools.partial(InstantTTS, answer_first=1, release=release),
-            listener_factory=scripted_listeners(["unused"]),
-        )
-        logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
-        server = stack.enter_context(running_server(app))
-        yield server.base_url.replace("http://", "ws://") + f"/ws?session_id={SESSION}", log, paused
-        release.set()
-        if isinstance(model, PausingModel):
-            model.resume.set()  # an unstopped pause must not hold the model server's shutdown
+    with app_on_openai_model(request.param, listener_factory=scripted_listeners(["unused"])) as (base, log):
+        yield base.replace("http://", "ws://") + f"/ws?session_id={SESSION}", log, request.param == PAUSED
 
 
 def test_a_typed_barge_in_stops_the_answer_and_the_next_question_is_answered(

@@ -11,8 +11,6 @@ still owed. The TTS endpoint is in-memory (:mod:`instant_tts`): these tests are 
 from __future__ import annotations
 
 import contextlib
-import functools
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,11 +18,10 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore
 from strands_voice_protocol.sse import SSEDecoder
 from strands_voice_tools.openai_stand_in import StandInLog, strands_messages
-from support.instant_tts import SECONDS_PER_REQUEST, InstantTTS
-from support.openai_model import FIRST, SHORT, PausingModel, WritingModel, served_openai_model
+from support.instant_tts import SECONDS_PER_REQUEST
+from support.openai_model import FIRST, PAUSED, SHORT, STATES, WRITTEN, app_on_openai_model
 from support.reliability import wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -34,9 +31,6 @@ SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 SESSION = "real-model-session-0123456789abcdef"
 QUESTION = "What is the Premium plan?"
 NEXT = "What does it cost?"
-PAUSED = "paused mid-answer"  # the model is still writing, and sends nothing for a while
-WRITTEN = "written, audio owed"  # the model wrote it all; the endpoint still makes the audio
-STATES = [PAUSED, WRITTEN]
 
 
 class Served:
@@ -64,33 +58,13 @@ class Served:
 @pytest.fixture
 def serve() -> Iterator[Callable[[str], Served]]:
     """``serve(state) -> Served``: the app on a free port, its model in ``state`` (one of ``STATES``)."""
-    from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    with contextlib.ExitStack() as stack:
 
-    stack = contextlib.ExitStack()
-    release = threading.Event()  # the endpoint holds each answer's second sentence till the test ends
-    models: list[PausingModel] = []
+        def start(state: str) -> Served:
+            base_url, log = stack.enter_context(app_on_openai_model(state))
+            return Served(base_url, state, log)
 
-    def start(state: str) -> Served:
-        model = PausingModel() if state == PAUSED else WritingModel()
-        if isinstance(model, PausingModel):
-            models.append(model)
-        openai, log = stack.enter_context(served_openai_model(model))
-        app = create_app(
-            tts_url="ws://127.0.0.1:9",
-            model=openai,
-            conversation_store=ConversationStore(kind="none"),
-            transport_factory=functools.partial(InstantTTS, answer_first=1, release=release),
-        )
-        logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
-        server = stack.enter_context(running_server(app))
-        return Served(server.base_url, state, log)
-
-    with stack:
         yield start
-        release.set()
-        for model in models:
-            model.resume.set()  # an unstopped pause must not hold the model server's shutdown
 
 
 def post(

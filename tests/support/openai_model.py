@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import logging
 import threading
 import time
 from collections.abc import AsyncIterable, Iterator
@@ -86,6 +88,49 @@ class WritingModel(ScriptedModel):
     def script_for(self, messages: Messages) -> ScriptedModelConfig:
         script = self.get_config()
         return {**script, "text": SHORT} if user_turns(messages) > 1 else script
+
+
+#: The two states of an answer the app's barge-in tests stop it in.
+PAUSED: Final = "paused mid-answer"  # the model is still writing, and sends nothing for a while
+WRITTEN: Final = "written, audio owed"  # the model wrote it all; the endpoint still makes the audio
+STATES: Final = [PAUSED, WRITTEN]
+
+
+@contextlib.contextmanager
+def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, StandInLog]]:
+    """The example app on a free port, its agent on ``OpenAIModel``; its base URL and the model's log.
+
+    The model is a :class:`PausingModel` (``PAUSED``) or a :class:`WritingModel` (``WRITTEN``); the
+    in-memory TTS endpoint holds every answer's second sentence until the app stops; nothing is stored.
+
+    Args:
+        state: One of ``STATES``.
+        **settings: More of ``create_app``'s arguments (a listener factory, ...).
+    """
+    from agentcore_app.app import create_app
+    from agentcore_app.conversation_store import ConversationStore
+    from kokoro_endpoint.runner import running_server
+
+    from support.instant_tts import InstantTTS
+
+    model = PausingModel() if state == PAUSED else WritingModel()
+    release = threading.Event()
+    with served_openai_model(model) as (openai, log):
+        try:
+            app = create_app(
+                tts_url="ws://127.0.0.1:9",
+                model=openai,
+                conversation_store=ConversationStore(kind="none"),
+                transport_factory=functools.partial(InstantTTS, answer_first=1, release=release),
+                **settings,
+            )
+            logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
+            with running_server(app) as server:
+                yield server.base_url, log
+        finally:
+            release.set()
+            if isinstance(model, PausingModel):
+                model.resume.set()  # an unstopped pause must not hold the model server's shutdown
 
 
 @contextlib.contextmanager
