@@ -98,6 +98,7 @@ class Synthesis:
         self._idle_closed = False  # the endpoint closed the session while nothing was owed
         self.failed = False
         self.silenced = False
+        self._silenced = asyncio.Event()  # set by a barge-in: nothing owed is waited for any more
         self.audio_started = False
         self.chunks = 0
         self.pcm_bytes = 0
@@ -192,6 +193,7 @@ class Synthesis:
         if self.silenced:
             return
         self.silenced = True
+        self._silenced.set()
         if self.session is not None and self.session.is_open and not self.failed:
             self._cancelling = asyncio.create_task(self._send_cancel(self.session), name="voice-cancel")
 
@@ -217,9 +219,15 @@ class Synthesis:
                 await session.finish()
 
     async def wait(self) -> None:
-        """Wait until all owed audio has been emitted (or speech failed)."""
-        if self._receiving is not None:
-            await asyncio.shield(self._receiving)
+        """Wait until all owed audio has been emitted (or speech failed), or a barge-in: then nothing owed
+        is waited for (the endpoint may take a while to let the session go; :meth:`aclose` closes it)."""
+        if self._receiving is None or self.silenced:
+            return
+        barge_in = asyncio.create_task(self._silenced.wait(), name="voice-barge-in")
+        try:
+            await asyncio.wait([self._receiving, barge_in], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            barge_in.cancel()
 
     def flush_encoder(self) -> None:
         """Emit the encoder's tail, if it holds one (dropped after a barge-in)."""
