@@ -70,9 +70,7 @@ def test_a_broken_socket_ends_the_call_and_frees_its_conversation() -> None:
         call = Call(
             socket, "broken-call-0123456789abcdef", answering, scripted_listeners(["x"]), CallLimits()
         )
-        started = asyncio.get_running_loop().time()
-        await asyncio.wait_for(call.run(), 30)
-        took = asyncio.get_running_loop().time() - started
+        await asyncio.wait_for(call.run(), 30)  # the old call waited on its receive loop for ever
         model.gate.set()
         events: list[str] = []
         voice = answering.voice()
