@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("out", type=Path, nargs="?", default=Path("artifacts/call_payload.json"))
     args = parser.parse_args()
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation import ConversationStore
     from agentcore_app.scripted import ScriptedModel
     from kokoro_endpoint.app import create_app as create_endpoint
     from kokoro_endpoint.engines.loader import load_engine

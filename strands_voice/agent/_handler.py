@@ -237,6 +237,36 @@ class VoiceCallbackHandler(ClosedOnExit):
             response.interrupt()
         return bool(active)
 
+    def pause(self) -> bool:
+        """Hold the speech where it is (any thread or loop; idempotent): no more audio is delivered and
+        the heard count stops until :meth:`resume`, or :meth:`interrupt` ends the response. For a caller
+        who may be barging in: a backchannel resumes, real words interrupt.
+
+        Returns:
+            Whether a response was in progress.
+        """
+        active = self._responses.active()
+        for response in active:
+            response.pause()
+        return bool(active)
+
+    def resume(self) -> bool:
+        """Go on from where :meth:`pause` held the speech: nothing repeated, nothing lost.
+
+        Returns:
+            Whether a response was in progress.
+        """
+        active = self._responses.active()
+        for response in active:
+            response.resume()
+        return bool(active)
+
+    @property
+    def heard_ms(self) -> float | None:
+        """How much of the response in progress the caller has played, in ms (None: none in progress)."""
+        active = self._responses.active()
+        return active[0].heard_ms if active else None
+
     # --- the Leg 3 stream -----------------------------------------------------------------------------
 
     async def stream(

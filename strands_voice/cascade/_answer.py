@@ -1,5 +1,11 @@
 """One answer of the cascade: a caller's turn in, the model's turns spoken through the one voice pipeline.
 
+The audio goes out close to real time: each ``audio_chunk`` is cut into short slices and a slice is
+emitted only while what was emitted runs at most ``lead_s`` ahead of what the caller has played (the
+response's playback count). ``BidiAgent``'s player knows no pause, so this is what makes a pause stop the
+sound at once: a paused answer (:meth:`SpokenAnswer.pause`) emits nothing more, and its player runs dry
+within the lead; :meth:`SpokenAnswer.resume` goes on from the next sample. Nothing is repeated or lost.
+
 An :class:`Answer` runs a Strands text model on the conversation and speaks what it writes with the SAME
 :class:`~strands_voice.speech.Response` that ``VoiceCallbackHandler`` uses (chunker, TTS session,
 barge-in, what-was-heard): the model's deltas go to :meth:`Response.feed`, a tool call to
@@ -18,6 +24,7 @@ delivered:
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import logging
 import time
@@ -43,6 +50,7 @@ from strands.types.content import ContentBlock, Message, Messages
 from strands.types.events import ModelStopReason
 from strands.types.tools import ToolResult, ToolSpec, ToolUse
 from strands_voice_protocol.aio.tasks import cancel_and_wait
+from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.sentences import sentence_ends
 from strands_voice_protocol.speech_text import clean_for_speech
@@ -52,11 +60,13 @@ from strands_voice.cascade._conversation import model_messages
 from strands_voice.speech._event_queue import EventQueue
 from strands_voice.speech._response import Response
 
-__all__ = ["Answer", "Marks"]
+__all__ = ["AnswerParts", "Marks", "SpokenAnswer"]
 
 logger = logging.getLogger(__name__)
 
 _CLOSE_GRACE_S: Final = 5.0
+#: The longest slice of audio emitted at once (40 ms of pcm16 at 24 kHz).
+_SLICE_BYTES: Final = 2 * SAMPLE_RATE // 25
 
 
 class Emit(Protocol):
@@ -90,6 +100,9 @@ class AnswerParts:
         conversation: The model's conversation (appended to and, after a barge-in, rewritten in place).
         marks: ``time.perf_counter()`` of the answer's milestones (``first_text``, ``first_sentence``,
             ``first_audio``), for the bench.
+        first_message: Where this answer's messages begin in ``conversation`` (its question first).
+        lead_s: How far the emitted audio may run ahead of what the caller has played.
+        on_speaking: Called once, when the answer's first audio is emitted.
     """
 
     answer_id: str
@@ -98,9 +111,12 @@ class AnswerParts:
     tool_specs: list[ToolSpec]
     conversation: Messages
     marks: Marks = field(default_factory=dict)
+    first_message: int = 0
+    lead_s: float = 0.1
+    on_speaking: Callable[[], None] | None = None
 
 
-class Answer:
+class SpokenAnswer:
     """One answer (see the module docstring).
 
     Args:
@@ -128,6 +144,7 @@ class Answer:
         self.tool_results: asyncio.Queue[list[ToolResult]] = asyncio.Queue()
         self.pending_tool_ids: set[str] = set()
         self.interrupted = False
+        self._emitted = 0  # pcm bytes emitted as audio deltas
         self.done = asyncio.Event()
         self._blocks: list[_Block] = []
         self._blocks_closed = False
@@ -135,11 +152,39 @@ class Answer:
         self._model_task: asyncio.Task[None] | None = None
 
     def interrupt(self) -> None:
-        """Barge-in: Leg 1 cancel, the undelivered audio dropped (the Response's rule), the model stopped."""
+        """Barge-in: Leg 1 cancel, the undelivered audio dropped (the Response's rule), the model stopped.
+
+        The conversation keeps what was heard of it at once (the next answer may start right away).
+        """
         if self.interrupted or self.done.is_set():
             return
         self.interrupted = True
         self.response.interrupt()
+        self._stop_model()
+        self._close_blocks(self.response.log.interrupted_fields()["heard_text"])
+
+    def drop(self) -> None:
+        """Stop an answer nothing of which was heard: it leaves no trace in the conversation (its question
+        included: the caller went on, and the next turn asks it again, joined to what they added)."""
+        if self.interrupted or self.done.is_set():
+            return
+        self.interrupted = True
+        self.pending_tool_ids = set()
+        self.response.interrupt()
+        self._stop_model()
+        self._close_blocks("")
+        del self.parts.conversation[self.parts.first_message :]
+
+    def pause(self) -> None:
+        """Hold the speech where it is (see the module docstring)."""
+        self.response.pause()
+
+    def resume(self) -> None:
+        """Go on from where :meth:`pause` held it."""
+        self.response.resume()
+
+    def _stop_model(self) -> None:
+        self._cancel_pending_tools()  # now: the next answer's messages come after these
         if self._model_task is not None:
             self._model_task.cancel()
 
@@ -193,9 +238,6 @@ class Answer:
                 self.parts.conversation.append(
                     {"role": "user", "content": [{"toolResult": result} for result in results]}
                 )
-        except asyncio.CancelledError:
-            self._cancel_pending_tools()
-            raise
         except Exception:
             logger.exception("answer_id=<%s> | model failed; the answer ends here", self.parts.answer_id)
         finally:
@@ -290,24 +332,45 @@ class Answer:
         """Deliver the response's events in order, each turned into its ``strands.bidi`` events."""
         while (event := await self._queue.get()) is not None:
             self.response.delivered(event)
-            self._deliver(event)
+            if event["type"] == "audio_chunk":
+                await self._play(base64.b64decode(event["data"]))
+            else:
+                self._deliver(event)
+
+    async def _play(self, pcm: bytes) -> None:
+        """Emit ``pcm`` in slices, each once the caller's playback is within ``lead_s`` of it."""
+        for offset in range(0, len(pcm), _SLICE_BYTES):
+            await self._within_lead()
+            if self.interrupted:
+                return
+            piece = pcm[offset : offset + _SLICE_BYTES]
+            self._emit_audio(piece)
+            self._emitted += len(piece)
+
+    async def _within_lead(self) -> None:
+        log = self.response.log
+        while not self.interrupted:
+            ahead = self._emitted / BYTES_PER_SECOND - log.played_s - self.parts.lead_s
+            if ahead <= 0:
+                return
+            await asyncio.sleep(min(ahead, 0.02))
+
+    def _emit_audio(self, piece: bytes) -> None:
+        if self._audio_id is None:
+            self._audio_id = f"{self.parts.answer_id}-audio"
+            self.parts.marks["first_audio"] = time.perf_counter()
+            self._emit(BidiAudioStartEvent(self._audio_id))
+            if self.parts.on_speaking is not None:
+                self.parts.on_speaking()
+        audio = base64.b64encode(piece).decode("ascii")
+        self._emit(
+            BidiAudioDeltaEvent(
+                audio=audio, format="pcm", sample_rate=SAMPLE_RATE, channels=1, content_id=self._audio_id
+            )
+        )
 
     def _deliver(self, event: Event) -> None:
-        if event["type"] == "audio_chunk":
-            if self._audio_id is None:
-                self._audio_id = f"{self.parts.answer_id}-audio"
-                self.parts.marks["first_audio"] = time.perf_counter()
-                self._emit(BidiAudioStartEvent(self._audio_id))
-            self._emit(
-                BidiAudioDeltaEvent(
-                    audio=str(event["data"]),
-                    format="pcm",
-                    sample_rate=SAMPLE_RATE,
-                    channels=1,
-                    content_id=self._audio_id,
-                )
-            )
-        elif event["type"] == "interrupted":
+        if event["type"] == "interrupted":
             # Nothing more is heard after a barge-in: the speech is over now, whenever the session closes.
             self._close_blocks(str(event["heard_text"]))
             self._end_audio()

@@ -5,14 +5,24 @@ and feeds it the turn's audio as it comes (from a little before the first word).
 (Amazon Transcribe) recognizes as it is fed and returns partial texts; an engine that works on whole
 utterances (Whisper) buffers, and starts the final recognition speculatively when the caller pauses
 (:meth:`RecognitionStream.pause`), dropping it if speech resumes, so the text is ready soon after the
-end of the turn.
+end of the turn. At a pause the listener asks for the words so far (:meth:`RecognitionStream.words_so_far`)
+to judge whether the turn is complete.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["RecognitionStream", "Recognizer"]
+__all__ = ["RecognitionStream", "Recognized", "Recognizer"]
+
+
+@dataclass(frozen=True)
+class Recognized:
+    """Recognized words: the text and how sure the engine is of it (0..1; None when it does not say)."""
+
+    text: str
+    confidence: float | None = None
 
 
 class RecognitionStream(Protocol):
@@ -27,8 +37,12 @@ class RecognitionStream(Protocol):
     async def resume(self) -> None:
         """Speech resumed after a pause: a speculative recognition started at the pause is stale."""
 
-    async def finish(self) -> str:
-        """The turn ended: the final text (may be empty)."""
+    async def words_so_far(self) -> Recognized | None:
+        """The turn's words up to the pause, as soon as the engine can tell them (after :meth:`pause`;
+        None: it cannot, or the speculation went stale)."""
+
+    async def finish(self) -> Recognized:
+        """The turn ended: the final words (the text may be empty)."""
 
     async def aclose(self) -> None:
         """Release the stream (idempotent; also after :meth:`finish`)."""
@@ -37,8 +51,9 @@ class RecognitionStream(Protocol):
 class Recognizer(Protocol):
     """A speech recognition engine."""
 
-    async def open(self) -> RecognitionStream:
-        """A stream for one new turn."""
+    async def open(self, prompt: str | None = None) -> RecognitionStream:
+        """A stream for one new turn; ``prompt``, where the engine takes one, is the text it is likely to
+        hear (the backchannels while the agent speaks)."""
 
     async def warm_up(self) -> None:
         """Load models / connect ahead of the first turn (optional work; may do nothing)."""

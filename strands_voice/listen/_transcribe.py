@@ -21,7 +21,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError, RecognitionErrorCode
 
 from strands_voice.listen._deps import transcribe_sdk
-from strands_voice.listen._recognizer import RecognitionStream
+from strands_voice.listen._recognizer import RecognitionStream, Recognized
 from strands_voice.transports._aws import (
     BotocoreCredentials,
     chain_credentials,
@@ -188,8 +188,11 @@ class TranscribeRecognizer:
             self._client, self._client_loop = sdk.client_cls(config=config), loop
         return self._client
 
-    async def open(self) -> RecognitionStream:
+    async def open(self, prompt: str | None = None) -> RecognitionStream:
         """Start one turn's stream (the service's answer is awaited by the stream's reader, not here).
+
+        ``prompt`` is not used: Transcribe streaming takes no free-text context (custom vocabularies are
+        set on the service).
 
         Raises:
             MissingDependencyError: the ``listen`` extra is not installed.
@@ -268,7 +271,12 @@ class _TranscribeStream:
     async def resume(self) -> None:
         """Nothing to do: a streaming engine recognizes as it hears."""
 
-    async def finish(self) -> str:
+    async def words_so_far(self) -> Recognized | None:
+        """What the service has heard so far (its latest results, partial ones included)."""
+        text = self._segments.text()
+        return Recognized(text) if text else None
+
+    async def finish(self) -> Recognized:
         self._raise_if_failed()
         if self._pending:
             chunk, self._pending = bytes(self._pending), bytearray()
@@ -282,7 +290,7 @@ class _TranscribeStream:
                 f"Amazon Transcribe sent no final result within {self._recognizer.finish_timeout_s} s",
                 retryable=True,
             )
-        return self._segments.text()
+        return Recognized(self._segments.text())
 
     async def aclose(self) -> None:
         if self._closed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -25,9 +26,9 @@ import numpy as np
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 
 from strands_voice.listen._deps import import_extra
-from strands_voice.listen._recognizer import RecognitionStream
+from strands_voice.listen._recognizer import RecognitionStream, Recognized
 
-__all__ = ["WhisperRecognizer", "short_window_samples", "whisper_model_dir"]
+__all__ = ["WhisperRecognizer", "max_tokens", "short_window_samples", "whisper_model_dir"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,12 @@ def short_window_samples(audio_samples: int) -> int:
     """
     seconds = 2 * -(-audio_samples // _RATE)
     return min(_MAX_WINDOW_S, max(_MIN_WINDOW_S, seconds)) * _RATE
+
+
+def max_tokens(audio_samples: int) -> int:
+    """The most tokens the decoder may write for ``audio_samples`` of speech: about eight a second (a
+    fast speaker says four words a second), never under 24 nor over Whisper's limit."""
+    return min(_MAX_TOKENS, 24 + 8 * -(-audio_samples // _RATE))
 
 
 def whisper_model_dir() -> Path:
@@ -120,32 +127,43 @@ class WhisperRecognizer:
             return self._model
 
     def transcribe(self, pcm16: bytes, wanted: Callable[[], bool] | None = None) -> str:
-        """Text of a whole utterance (blocking: call in a thread).
+        """Text of a whole utterance (blocking: call in a thread); see :meth:`recognize`."""
+        return self.recognize(pcm16, wanted).text
 
-        ``wanted``, checked once this recognition's turn to run has come, skips it when it returns False
-        (a speculation made stale while it waited behind another).
+    def recognize(
+        self, pcm16: bytes, wanted: Callable[[], bool] | None = None, prompt: str | None = None
+    ) -> Recognized:
+        """The words of a whole utterance and how sure Whisper is of them (blocking: call in a thread).
+
+        Args:
+            pcm16: The utterance, PCM16 mono at 16 kHz.
+            wanted: Checked once this recognition's turn to run has come: False skips it (a speculation
+                made stale while it waited behind another).
+            prompt: Text the caller is likely to say (Whisper's previous-text context).
+
+        Returns:
+            The text, and the confidence: the mean token probability (``exp`` of Whisper's mean log
+            probability; None for a turn long enough to take faster-whisper's 30 s windows).
         """
         audio = np.frombuffer(pcm16, dtype=np.int16).astype(np.float32) / 32768.0
         if audio.size == 0:
-            return ""
+            return Recognized("")
         model = self.model()
         with self._run_lock:
             if wanted is not None and not wanted():
                 logger.debug("audio_s=<%.2f> | stale speculation skipped", audio.size / 16000)
-                return ""
+                return Recognized("")
             started = time.perf_counter()
-            text = self._transcribe_locked(model, audio)
+            if audio.size > _SHORT_WINDOW_MAX_S * _RATE:
+                recognized = Recognized(self._transcribe_window(model, audio))
+            else:
+                recognized = self._recognize_short(model, audio, prompt)
             logger.debug(
                 "audio_s=<%.2f>, took_s=<%.3f> | recognized",
                 audio.size / 16000,
                 time.perf_counter() - started,
             )
-            return text
-
-    def _transcribe_locked(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
-        if audio.size > _SHORT_WINDOW_MAX_S * _RATE:
-            return self._transcribe_window(model, audio)
-        return self._transcribe_short(model, audio)
+            return recognized
 
     def _transcribe_window(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
         """faster-whisper's own path: 30 s windows (a long turn)."""
@@ -160,11 +178,13 @@ class WhisperRecognizer:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
-    def _transcribe_short(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
+    def _recognize_short(self, model: Any, audio: np.ndarray[Any, Any], prompt: str | None) -> Recognized:
         """One utterance through an encoder window cut to its length (see :func:`short_window_samples`).
 
         Whisper's encoder costs the same for every window it is given, and faster-whisper always gives it
         30 s: a 3 s question through a 4 s window is encoded about seven times faster, with the same text.
+        The decoder is held to what the audio can hold (:func:`max_tokens`): a hallucinated loop ("Nanua.
+        Nanua. ...") would otherwise decode for seconds.
         """
         ctranslate2 = import_extra("ctranslate2")
         tokenizers = import_extra("faster_whisper.tokenizer")
@@ -181,30 +201,38 @@ class WhisperRecognizer:
         tokenizer = tokenizers.Tokenizer(
             model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language
         )
-        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
-        result = model.model.generate(encoded, [prompt], beam_size=self._beam_size, max_length=_MAX_TOKENS)
+        context = [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())] if prompt else []
+        result = model.model.generate(
+            encoded,
+            [[*context, *tokenizer.sot_sequence, tokenizer.no_timestamps]],
+            beam_size=self._beam_size,
+            max_length=max_tokens(audio.size),
+            return_scores=True,
+        )
         tokens = [token for token in result[0].sequences_ids[0] if token < tokenizer.eot]
-        return str(tokenizer.decode(tokens)).strip()
+        confidence = math.exp(result[0].scores[0]) if result[0].scores else None
+        return Recognized(str(tokenizer.decode(tokens)).strip(), confidence)
 
     async def warm_up(self) -> None:
         """Load the model and run it once on a second of silence (the first call is the slowest)."""
         await asyncio.to_thread(self.transcribe, bytes(32000))
 
-    async def open(self) -> RecognitionStream:
-        """A stream for one turn."""
-        return _WhisperStream(self)
+    async def open(self, prompt: str | None = None) -> RecognitionStream:
+        """A stream for one turn (``prompt``: the text the caller is likely to say)."""
+        return _WhisperStream(self, prompt)
 
 
 class _WhisperStream:
     """One turn's audio, recognized at the first pause (speculatively) or at the end."""
 
-    def __init__(self, recognizer: WhisperRecognizer) -> None:
+    def __init__(self, recognizer: WhisperRecognizer, prompt: str | None) -> None:
         self._recognizer = recognizer
+        self._prompt = prompt
         self._audio = bytearray()
-        self._speculation: asyncio.Task[str] | None = None
+        self._speculation: asyncio.Task[Recognized] | None = None
         self._speculation_stale: threading.Event | None = None
         self._speculated_len = 0
-        self._tasks: set[asyncio.Task[str]] = set()
+        self._tasks: set[asyncio.Task[Recognized]] = set()
 
     async def feed(self, pcm16: bytes) -> list[str]:
         self._audio += pcm16
@@ -227,7 +255,14 @@ class _WhisperStream:
             self._speculation_stale.set()
         self._speculation, self._speculation_stale = None, None
 
-    async def finish(self) -> str:
+    async def words_so_far(self) -> Recognized | None:
+        speculation, stale = self._speculation, self._speculation_stale
+        if speculation is None or stale is None:
+            return None
+        recognized = await asyncio.shield(speculation)
+        return None if stale.is_set() else recognized
+
+    async def finish(self) -> Recognized:
         speculation = self._speculation
         if speculation is not None:
             logger.debug("speculated_bytes=<%d> | final text from the pause", self._speculated_len)
@@ -238,6 +273,6 @@ class _WhisperStream:
         self._drop_speculation()
         await cancel_and_wait(self._tasks, 5.0)
 
-    async def _recognize(self, pcm16: bytes, stale: threading.Event | None = None) -> str:
+    async def _recognize(self, pcm16: bytes, stale: threading.Event | None = None) -> Recognized:
         wanted = None if stale is None else (lambda: not stale.is_set())
-        return await asyncio.to_thread(self._recognizer.transcribe, pcm16, wanted)
+        return await asyncio.to_thread(self._recognizer.recognize, pcm16, wanted, self._prompt)

@@ -35,6 +35,7 @@ class EventQueue:
         self._readable = asyncio.Event()
         self._room = asyncio.Event()
         self._room.set()
+        self._held = False
 
     def __len__(self) -> int:
         return len(self._items)
@@ -42,7 +43,8 @@ class EventQueue:
     def put_nowait(self, item: Event | None) -> None:
         """Add an event (or the end marker ``None``) now."""
         self._items.append(item)
-        self._readable.set()
+        if not self._held:
+            self._readable.set()
         if len(self._items) >= self.maxsize:
             self._room.clear()
 
@@ -61,9 +63,20 @@ class EventQueue:
             self._room.set()
         return dropped
 
+    def hold(self) -> None:
+        """Deliver nothing until :meth:`release` (the response is paused); producers go on queueing."""
+        self._held = True
+        self._readable.clear()
+
+    def release(self) -> None:
+        """Deliver again."""
+        self._held = False
+        if self._items:
+            self._readable.set()
+
     async def get(self) -> Event | None:
-        """The next event, or ``None`` at the end."""
-        while not self._items:
+        """The next event, or ``None`` at the end (waits while held)."""
+        while self._held or not self._items:
             self._readable.clear()
             await self._readable.wait()
         item = self._items.popleft()

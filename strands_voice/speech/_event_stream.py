@@ -47,6 +47,12 @@ class Outlet(Protocol):
     def purge(self, drop: Callable[[Event], bool]) -> int:
         """Drop the held events ``drop`` selects (barge-in); returns how many."""
 
+    def hold(self) -> None:
+        """Deliver nothing more until :meth:`release` (the response is paused)."""
+
+    def release(self) -> None:
+        """Deliver again, what was held first."""
+
 
 class Callbacks(Protocol):
     """Who holds the callback views (the handler: its ``on_audio`` and ``on_event`` may be set any time).
@@ -75,9 +81,17 @@ class EventHub:
         self._callbacks = callbacks
         self._lock = threading.Lock()
         self._streams: list[EventStream] = []
+        self._held: list[Event] | None = None  # a paused response's events, until released
 
     def publish(self, event: Event) -> None:
         """Hand ``event`` to the callbacks and every subscribed stream (a failing callback is logged)."""
+        with self._lock:
+            if self._held is not None:
+                self._held.append(event)
+                return
+        self._publish(event)
+
+    def _publish(self, event: Event) -> None:
         on_audio, on_event = self._callbacks.on_audio, self._callbacks.on_event
         if on_audio is not None and event["type"] == "audio_chunk":
             try:
@@ -94,15 +108,33 @@ class EventHub:
         for stream in streams:
             stream.put(event)
 
-    # The Outlet of responses run by the Strands callback: published at once, nothing held.
+    # The Outlet of responses run by the Strands callback: published at once, unless held.
     put_nowait = publish
 
     async def wait_for_room(self) -> None:
-        """Nothing is held: there is always room."""
+        """The hub never makes a producer wait."""
 
     def purge(self, drop: Callable[[Event], bool]) -> int:
-        """Nothing is held: nothing to drop."""
-        return 0
+        """Drop the held events ``drop`` selects; returns how many."""
+        with self._lock:
+            if self._held is None:
+                return 0
+            kept = [event for event in self._held if not drop(event)]
+            dropped, self._held = len(self._held) - len(kept), kept
+        return dropped
+
+    def hold(self) -> None:
+        """Publish nothing until :meth:`release` (a paused response)."""
+        with self._lock:
+            if self._held is None:
+                self._held = []
+
+    def release(self) -> None:
+        """Publish what was held, in order, then publish at once again."""
+        with self._lock:
+            held, self._held = self._held or [], None
+        for event in held:
+            self._publish(event)
 
     def subscribe(self, *, until_audio_end: bool) -> EventStream:
         """A new :class:`EventStream` on the calling loop (call from a coroutine)."""

@@ -5,7 +5,9 @@ handler's callbacks). :class:`DeliveryLog` is told about each event as it is DEL
 of the caller's playback: "heard" means PLAYED, not sent. Playback starts when the first audio chunk is
 delivered and runs at real-time speed (24,000 samples a second) while delivered audio is buffered; when
 delivery falls behind, playback waits for it (an underrun) and resumes when the next chunk arrives. So a
-caller who got ten seconds of audio in one burst and barged in two seconds later heard two seconds.
+caller who got ten seconds of audio in one burst and barged in two seconds later heard two seconds. While
+the response is paused (:meth:`DeliveryLog.pause`: the caller may be barging in, and a player that knows
+the pause stops with it) playback stands still: the paused time is not heard.
 
 After a barge-in the log says which sentences were played in full (``sentences_done``), which one was
 cut (``sentence_cut``) and what was heard (``heard_text``, built by :func:`heard_text`: the sentences
@@ -57,6 +59,7 @@ class DeliveryLog:
         self._offset = 0  # pcm bytes delivered, void audio included: the stream positions below
         self._played = 0.0  # stream position played as of _played_at
         self._played_at: float | None = None  # None: nothing delivered yet, playback not started
+        self._paused = False
         self.chunks = 0
         #: pcm bytes delivered that the caller keeps (a restarted sentence's void audio is not counted).
         self.pcm_bytes = 0
@@ -68,9 +71,20 @@ class DeliveryLog:
         if self._played_at is None:
             return 0.0
         now = self._clock()
-        self._played = min(float(self._offset), self._played + (now - self._played_at) * BYTES_PER_SECOND)
+        if not self._paused:
+            self._played = min(float(self._offset), self._played + (now - self._played_at) * BYTES_PER_SECOND)
         self._played_at = now
         return self._played
+
+    def pause(self) -> None:
+        """Playback stops where it is now (until :meth:`resume`)."""
+        self._advance()
+        self._paused = True
+
+    def resume(self) -> None:
+        """Playback goes on from where it stopped."""
+        self._advance()
+        self._paused = False
 
     def delivered(self, event: Event) -> None:
         """Note that ``event`` reached the caller."""

@@ -141,6 +141,7 @@ class Response:
         self.trace = AnswerTrace(options)  # the answer's span in the agent's trace
         self.memory = memory
         self.interrupted = False
+        self.paused = False
         self.ended = False
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
         self._text_ended = False
@@ -185,6 +186,20 @@ class Response:
         """Barge-in (idempotent; see the module docstring)."""
         self._call(self._interrupt_now)
 
+    def pause(self) -> None:
+        """Hold the speech where it is (the caller may be barging in): nothing more is delivered and the
+        heard count stops, until :meth:`resume` (or a barge-in). Idempotent."""
+        self._call(self._pause_now, True)
+
+    def resume(self) -> None:
+        """Go on from where :meth:`pause` held the speech: nothing repeated, nothing lost."""
+        self._call(self._pause_now, False)
+
+    @property
+    def heard_ms(self) -> float:
+        """The audio the caller has played so far, in milliseconds (paused time not counted)."""
+        return round(self.log.played_s * 1000.0, 1)
+
     def cancel(self) -> None:
         """Stop at once: the run is cancelled and its session closed."""
         self._call(self._cancel_now)
@@ -206,12 +221,27 @@ class Response:
         if self._task is not None:
             self._task.cancel()
 
+    def _pause_now(self, pause: bool) -> None:
+        if pause == self.paused or self.interrupted or self.ended:
+            return
+        self.paused = pause
+        if pause:
+            self.log.pause()
+            self._outlet.hold()
+        else:
+            self.log.resume()
+            self._outlet.release()
+        logger.debug("paused=<%s>, heard_ms=<%.0f> | speech held or resumed", pause, self.heard_ms)
+
     def _interrupt_now(self) -> None:
         if self.interrupted or self.ended:
             return
         self.interrupted = True
         self.synthesis.interrupt()
         dropped = self._outlet.purge(lambda event: event["type"] in _AUDIO_EVENTS)
+        if self.paused:  # the interrupted event must get out; the held audio is dropped above
+            self.paused = False
+            self._outlet.release()
         fields = self.log.interrupted_fields()
         logger.debug(
             "sentences_done=<%s>, sentence_cut=<%s>, dropped=<%d> | interrupted",

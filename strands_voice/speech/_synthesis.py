@@ -98,7 +98,7 @@ class Synthesis:
         self._idle_closed = False  # the endpoint closed the session while nothing was owed
         self.failed = False
         self.silenced = False
-        self._silencing = asyncio.Event()  # set with ``silenced``: wait() stops waiting for the owed audio
+        self._silenced = asyncio.Event()  # set by a barge-in: nothing owed is waited for any more
         self.audio_started = False
         self.chunks = 0
         self.pcm_bytes = 0
@@ -193,7 +193,7 @@ class Synthesis:
         if self.silenced:
             return
         self.silenced = True
-        self._silencing.set()
+        self._silenced.set()
         if self.session is not None and self.session.is_open and not self.failed:
             self._cancelling = asyncio.create_task(self._send_cancel(self.session), name="voice-cancel")
 
@@ -219,21 +219,15 @@ class Synthesis:
                 await session.finish()
 
     async def wait(self) -> None:
-        """Wait until all owed audio has been emitted (or speech failed), or until a barge-in.
-
-        After a barge-in none of the owed audio is wanted, so nothing more is waited for: an endpoint
-        that had already been told ``close`` may go on making it (the session's :meth:`aclose` ends it).
-        """
-        receiving = self._receiving
-        if receiving is None or self.silenced:
+        """Wait until all owed audio has been emitted (or speech failed), or a barge-in: then nothing owed
+        is waited for (the endpoint may take a while to let the session go; :meth:`aclose` closes it)."""
+        if self._receiving is None or self.silenced:
             return
-        silencing = asyncio.ensure_future(self._silencing.wait())
+        barge_in = asyncio.create_task(self._silenced.wait(), name="voice-barge-in")
         try:
-            await asyncio.wait({receiving, silencing}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([self._receiving, barge_in], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            await cancel_and_wait([silencing], CANCEL_TIMEOUT)
-        if receiving.done():
-            receiving.result()  # a bug in the audio task surfaces here, as its awaiting did before
+            barge_in.cancel()
 
     def flush_encoder(self) -> None:
         """Emit the encoder's tail, if it holds one (dropped after a barge-in)."""

@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import STORE_WRITE_FAILED
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import STORE_WRITE_FAILED
 from strands.session.session_manager import SessionManager
 from support.conversation_model import HOLD, HoldingEcho
 from support.conversation_store import (
@@ -184,7 +184,7 @@ def test_the_service_failing_mid_turn_the_answer_is_spoken_and_the_next_turn_wor
 ) -> None:
     store = _FailingMemoryStore(kind="agentcore-memory", memory_id=memory_id, region_name=REGION)
     object.__setattr__(store, "fault", _FailingAnswers())
-    caplog.set_level(logging.ERROR, logger="agentcore_app.store_writes")
+    caplog.set_level(logging.ERROR, logger="agentcore_app.conversation._store_writes")
     with served_app(HoldingEcho(), store) as url:
         assert text_of(ask(url, "one", SESSION_A)) == "Heard: one."
         store.fault.failing = True  # the question is stored, then the service fails on the answer

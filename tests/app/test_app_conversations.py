@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore, InvalidSessionIdError, validate_session_id
+from agentcore_app.conversation._store import ConversationStore, InvalidSessionIdError, validate_session_id
 from support.conversation_model import HOLD, HoldingEcho
 from support.instant_tts import InstantTTS
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import OffLoopSessionManager
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import OffLoopSessionManager
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 from support.conversation_model import HoldingEcho

@@ -25,8 +25,8 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import STORE_WRITE_FAILED
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import STORE_WRITE_FAILED
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 from strands_voice_protocol.sse import SSEDecoder

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from websockets.asyncio.client import ClientConnection, connect
 
+from strands_voice.listen import Recognized
 from support.listen import LoudnessVad
 
 RATE = 16000
@@ -62,8 +63,11 @@ class _ScriptedStream:
     async def resume(self) -> None:
         return None
 
-    async def finish(self) -> str:
-        return self.text
+    async def words_so_far(self) -> Recognized | None:
+        return Recognized(self.text)
+
+    async def finish(self) -> Recognized:
+        return Recognized(self.text)
 
     async def aclose(self) -> None:
         return None
@@ -77,7 +81,7 @@ class ScriptedRecognizer:
         self.texts = list(texts)
         self.turns = 0
 
-    async def open(self) -> _ScriptedStream:
+    async def open(self, prompt: str | None = None) -> _ScriptedStream:
         text = self.texts[min(self.turns, len(self.texts) - 1)]
         self.turns += 1
         if isinstance(text, Exception):
@@ -89,13 +93,15 @@ class ScriptedRecognizer:
 
 
 def scripted_listeners(texts: list[str | Exception], **settings: Any) -> Any:
-    """A ``listener_factory``: the library's Listener with :class:`LoudnessVad` and the scripted texts."""
+    """A ``listener_factory``: the library's Listener with :class:`LoudnessVad` and the scripted texts; a
+    tone's turn ends by the silence timer (a turn-end model judges speech, not tones)."""
     from strands_voice.listen import Listener, ListenSettings
 
     recognizer = ScriptedRecognizer(texts)
 
     async def open_listener(_start: Any) -> Any:
-        return Listener(ListenSettings(**settings), vad=LoudnessVad(), recognizer=recognizer)
+        listen = ListenSettings(**{"end_of_turn": "silence", **settings})
+        return Listener(listen, vad=LoudnessVad(), recognizer=recognizer, turn_model=None)
 
     return open_listener
 

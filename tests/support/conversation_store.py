@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
-from agentcore_app.conversation_store import ConversationStore
+from agentcore_app.conversation._store import ConversationStore
 from strands_voice_protocol.sse import SSEDecoder
 
 from support.instant_tts import InstantTTS

@@ -3,9 +3,10 @@
 Every request gets ``synthesis_start``, ``SECONDS_PER_REQUEST`` of pcm16 silence in one binary frame, and
 ``synthesis_complete``; ``close`` ends the session. With ``answer_first=N`` only the first N requests are
 answered at once; the others are taken at once too, but their audio is still being made until ``release``
-is set (an answer whose speech is still under way). As the endpoint does, ``cancel`` ends the held
-requests (``synthesis_cancelled``), and after ``close`` nothing but the client's disconnect is read: the
-held audio is still made, then the session closes.
+is set (an answer whose speech is still under way). ``cancel`` ends the held requests
+(``synthesis_cancelled``); after ``close`` nothing but the client's disconnect is read, as an endpoint that
+ignores a late ``cancel`` (or is slow to honour it) does: the held audio is still made, then the session
+closes. The client must not wait for it after a barge-in.
 It speaks the wire contract, not Kokoro: tests about the agent side (barge-in, conversations) use it to
 stay fast and deterministic.
 """
@@ -48,7 +49,7 @@ class InstantTTS:
         kind = frame.get("type", "synthesize")
         self.sent_types.append(kind)
         if self._closing:
-            return  # as the endpoint: after `close`, a `cancel` changes nothing
+            return  # after `close`, a `cancel` changes nothing (see the module docstring)
         if kind == "synthesize":
             rid = frame.get("request_id", "r")
             self.synthesized.append(frame["text"])

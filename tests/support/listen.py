@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from strands_voice_protocol.errors import RecognitionError
 
-from strands_voice.listen import Listener, ListenEvent
+from strands_voice.listen import Listener, ListenEvent, Recognized
 
 RATE = 16000
 
@@ -53,11 +53,14 @@ class HeldStream:
     async def resume(self) -> None:
         pass
 
-    async def finish(self) -> str:
+    async def words_so_far(self) -> Recognized | None:
+        return Recognized(f"turn {self.number} so far") if self.partial_given else None
+
+    async def finish(self) -> Recognized:
         await self.release.wait()
         if self.fail == "finish":
             raise ValueError("the engine broke")
-        return f"turn {self.number}"
+        return Recognized(f"turn {self.number}")
 
     async def aclose(self) -> None:
         self.closed = True
@@ -70,14 +73,16 @@ class HeldRecognizer:
         self.streams: list[HeldStream] = []
         self.failures = failures
         self.opened = 0
+        self.prompts: list[str | None] = []  # the context each turn's stream was opened with
 
     def release_all(self) -> None:
         """Let every stream opened so far end its recognition."""
         for stream in self.streams:
             stream.release.set()
 
-    async def open(self) -> HeldStream:
+    async def open(self, prompt: str | None = None) -> HeldStream:
         self.opened += 1
+        self.prompts.append(prompt)
         fail = self.failures[self.opened - 1] if self.opened <= len(self.failures) else ""
         if fail == "open":
             raise RecognitionError("connection_failed", "No AWS credentials for Amazon Transcribe")

@@ -108,7 +108,7 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
         **settings: More of ``create_app``'s arguments (a listener factory, ...).
     """
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation import ConversationStore
     from kokoro_endpoint.runner import running_server
 
     from support.instant_tts import InstantTTS

@@ -11,7 +11,7 @@ import numpy as np
 from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.resample import resample_linear
 
-__all__ = ["LISTEN_RATE", "feed_realtime", "silence", "speak_16k"]
+__all__ = ["LISTEN_RATE", "feed_realtime", "feed_settled", "silence", "speak_16k"]
 
 LISTEN_RATE = 16000
 VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
@@ -38,3 +38,12 @@ async def feed_realtime(
         await feed(pcm16[offset : offset + step])
         due = start + (index + 1) * frame_s / speed
         await asyncio.sleep(max(0.0, due - time.perf_counter()))
+
+
+async def feed_settled(pcm16: bytes, listener: Any, *, frame_s: float = 0.032) -> None:
+    """Hand ``pcm16`` to ``listener`` frame by frame, each once its judgments and recognitions are done:
+    the verdicts of an infinitely fast machine, whatever the load (the latency is the bench's to measure)."""
+    step = 2 * round(frame_s * LISTEN_RATE)
+    for offset in range(0, len(pcm16), step):
+        await listener.feed(pcm16[offset : offset + step])
+        await listener.settle()

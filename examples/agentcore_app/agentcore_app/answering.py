@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from strands_voice_protocol.events import Event, EventBuilder
 
-from agentcore_app.conversations import Conversations, SessionBusyError
+from agentcore_app.conversation import Conversations, SessionBusyError
 from strands_voice.agent import VoiceCallbackHandler
 from strands_voice.speech import TransportFactory
 

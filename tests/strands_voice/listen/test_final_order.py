@@ -19,7 +19,9 @@ from strands_voice.listen import (
 
 
 def listener_on(recognizer: HeldRecognizer) -> Listener:
-    return Listener(ListenSettings(end_silence_s=0.3), vad=LoudnessVad(), recognizer=recognizer)
+    return Listener(
+        ListenSettings(end_silence_s=0.3, end_of_turn="silence"), vad=LoudnessVad(), recognizer=recognizer
+    )
 
 
 def outcomes(events: list[ListenEvent]) -> list[str]:

@@ -1,16 +1,17 @@
-"""A spoken call's ears: the library's listener, what its events mean to the call, and a turn's times.
+"""A spoken call's ears: the library's listener, and a turn's times.
 
-The app is a user of the library's listening pipeline (:mod:`strands_voice.listen`: Silero VAD, end of
-turn, Whisper), not a second one. :func:`default_listener_factory` opens a
+The app is a user of the library's listening pipeline (:mod:`strands_voice.listen`: Silero VAD, the
+turn-end model, Whisper), not a second one. :func:`default_listener_factory` opens a
 :class:`~strands_voice.listen.Listener` per call, all calls sharing one loaded Whisper model (a
-recognition at a time: two at once would both be slow on a small CPU). :func:`heard` passes on the events
-the call core acts on; :class:`TurnClock` keeps where the caller's audio was when it arrived, so a
-turn's voice-to-voice time runs from the end of the caller's speech (in the audio) to the first answer
-audio sent, and its recognition time from the end of the turn to the final text.
+recognition at a time: two at once would both be slow on a small CPU) and one turn-end model; each call's
+VAD session is made off the loop. :class:`TurnClock` keeps where the caller's audio was when it arrived,
+so a turn's voice-to-voice time runs from the end of the caller's speech (in the audio) to the first
+answer audio sent, and its recognition time from the end of the turn to the final text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,11 +20,10 @@ from typing import Any, Final, Protocol
 
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 
-from strands_voice.listen import Transcript, TurnEnded
+from strands_voice.listen import EndOfTurn
 
-from .call_core import Heard
-from .config import RecognizerChoice
-from .payload import CallStart
+from ..config import RecognizerChoice
+from ..payload import CallStart
 
 __all__ = [
     "CallListener",
@@ -31,7 +31,6 @@ __all__ = [
     "TurnClock",
     "TurnTiming",
     "default_listener_factory",
-    "heard",
 ]
 
 _BYTES_PER_SECOND: Final = CALL_SAMPLE_RATE * 2
@@ -40,7 +39,14 @@ _KEPT_ARRIVALS: Final = 8192
 
 
 class CallListener(Protocol):
-    """What a call needs of its listener (:class:`strands_voice.listen.Listener` is one)."""
+    """What a call needs of its listener (:class:`strands_voice.listen.Listener` is one).
+
+    Attributes:
+        agent_speaking: Set while the call's answer is heard (the caller's turns then are heard with the
+            backchannels as context).
+    """
+
+    agent_speaking: bool
 
     async def feed(self, pcm16: bytes) -> None:
         """The caller's audio in (PCM16 mono at 16 kHz, any length)."""
@@ -69,13 +75,16 @@ def default_listener_factory(choice: RecognizerChoice | None = None) -> Listener
     choice = choice or RecognizerChoice()
 
     async def open_listener(_start: CallStart) -> CallListener:
-        from strands_voice.listen import Listener, ListenSettings, SileroVad
+        from strands_voice.listen import Listener, ListenSettings, SileroVad, default_turn_model
 
         recognizer = shared.get("recognizer")
         if recognizer is None:
             recognizer = shared["recognizer"] = _recognizer(choice)
             await recognizer.warm_up()  # the first recognition is the slowest: not on the caller's turn
-        return Listener(ListenSettings(sample_rate=CALL_SAMPLE_RATE), vad=SileroVad(), recognizer=recognizer)
+            shared["turn_model"] = await asyncio.to_thread(default_turn_model)
+        vad = await asyncio.to_thread(SileroVad)  # an ONNX session per call: made off the loop
+        settings = ListenSettings(sample_rate=CALL_SAMPLE_RATE)
+        return Listener(settings, vad=vad, recognizer=recognizer, turn_model=shared["turn_model"])
 
     return open_listener
 
@@ -95,10 +104,12 @@ class TurnTiming:
     Attributes:
         speech_end: When the audio of the end of the caller's speech arrived.
         recognition_s: From the end of the turn (its silence heard) to the final text.
+        end_of_turn: Why the turn ended (the turn-end model's verdict, the silence timer, the length cap).
     """
 
     speech_end: float | None
     recognition_s: float | None
+    end_of_turn: EndOfTurn | None = None
 
 
 class TurnClock:
@@ -115,6 +126,7 @@ class TurnClock:
         self._speech_end: float | None = None
         self._turn_ended: float | None = None
         self._recognized: float | None = None
+        self._end_of_turn: EndOfTurn | None = None
 
     def fed(self, pcm_bytes: int) -> None:
         """``pcm_bytes`` of the caller's audio arrived now."""
@@ -133,29 +145,21 @@ class TurnClock:
         self._speech_end = self.arrival(speech_end_s)
         self._turn_ended = self._clock()
 
-    def recognized(self) -> None:
-        """The turn's final text came."""
+    def recognized(self, end_of_turn: EndOfTurn | None) -> None:
+        """The turn's final text came (with why the turn ended)."""
         self._recognized = self._clock()
+        self._end_of_turn = end_of_turn
 
     def take_turn(self) -> TurnTiming:
         """The times of the turn just heard (and forget them)."""
         recognition = None
         if self._turn_ended is not None and self._recognized is not None:
             recognition = self._recognized - self._turn_ended
-        timing = TurnTiming(self._speech_end, recognition)
+        timing = TurnTiming(self._speech_end, recognition, self._end_of_turn)
         self._speech_end = self._turn_ended = self._recognized = None
+        self._end_of_turn = None
         return timing
 
     def now(self) -> float:
         """The clock's time."""
         return self._clock()
-
-
-def heard(event: object, clock: TurnClock) -> Heard | None:
-    """A listener event the call core acts on (None: nothing for the core; its time is noted)."""
-    if isinstance(event, TurnEnded):
-        clock.turn_ended(event.speech_end_s)
-        return None
-    if isinstance(event, Transcript) and event.final:
-        clock.recognized()
-    return event if isinstance(event, Heard) else None

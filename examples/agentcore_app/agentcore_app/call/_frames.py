@@ -1,11 +1,11 @@
-"""The rules of one spoken call (Leg 3 over WebSocket), as a sans-I/O state machine.
+"""The rules of a spoken call's frames (Leg 3 over WebSocket), as a sans-I/O state machine.
 
-:class:`CallCore` is given what happens (a text or binary frame from the caller, no frame for the idle
-timeout, what the listener heard as the library's :mod:`strands_voice.listen` events, an answer that
-ended) and answers each with actions for its asyncio adapter (:mod:`agentcore_app.call`) to perform:
-send an event, open the listener, feed it audio, answer a turn, interrupt the answer being spoken, close
-the call. It holds no clock (time is audio counted in bytes) and does no I/O, so every rule is tested
-without a socket.
+:class:`CallFrames` is given what the caller's connection brings (a text or binary frame, no frame for the
+idle timeout) and that the conversation is active (speech heard, an answer out), each with the time, and
+answers with actions for its asyncio adapter (:mod:`agentcore_app.call._call`): send an event, open the
+listener, feed it audio, pass a typed turn or the Stop button to the turn-taking core
+(:mod:`strands_voice.turns`, which holds every rule of who speaks when), wait before reading on, close the
+call. It does no I/O; the time is passed in.
 
 The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 
@@ -14,11 +14,11 @@ The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
   gets ``invalid_request`` and the call still waits for a good one. A good one opens the listener and is
   answered with ``listening``.
 - Binary frames are the caller's PCM16 audio: any size up to ``max_audio_frame_bytes`` (a larger one
-  is dropped with ``invalid_request``), an odd trailing byte kept for the next frame.
-- ``prompt`` is a typed turn, answered like a spoken one; ``interrupt`` barges in on the answer.
-- The listener's ``speech_start`` during an answer barges in on it (the caller speaks over the agent);
-  a final ``transcript`` with words starts the turn's answer; a turn past the longest gets
-  ``turn_too_long``; a turn the recognizer failed on gets ``recognition_failed`` (the call goes on).
+  is dropped with ``invalid_request``), an odd trailing byte kept for the next frame. Audio is paced: a
+  caller who sends faster than real time, more than ``max_audio_ahead_s`` ahead, is made to wait
+  (:class:`Wait`: the adapter reads no frame until then), so no call takes more of the machine than a
+  microphone would.
+- ``prompt`` is a typed turn; ``interrupt`` is the Stop button.
 - Audio with no speech and no answer for ``idle_s`` (or no frame at all for as long) ends the call:
   ``idle_timeout``, then a normal close.
 - A bad JSON text frame gets ``invalid_json``; every error leaves the call going unless it says otherwise.
@@ -26,39 +26,43 @@ The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Final
 
 from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 
-from strands_voice.listen import RecognitionFailed, SpeechStarted, Transcript, TurnTooLong
+from strands_voice.turns import StopPressed, Typed
 
-from .payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
+from ..payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
 
 __all__ = [
-    "Answer",
-    "AnswerEnded",
+    "MAX_FRAME_BYTES",
+    "Active",
     "AudioFrame",
-    "CallAction",
-    "CallCore",
-    "CallInput",
+    "CallFrames",
     "CallLimits",
     "Close",
     "Feed",
-    "Heard",
-    "Interrupt",
+    "FrameAction",
+    "FrameInput",
     "Listen",
     "Phase",
     "Send",
     "Stalled",
     "TextFrame",
+    "ToTurns",
+    "Wait",
 ]
 
 _BYTES_PER_SAMPLE: Final = 2
+_BYTES_PER_SECOND: Final = CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
+#: The largest WebSocket message the server reads for a call, before ``start`` too (the server's own
+#: limit, uvicorn's ``ws_max_size``): a text frame of the longest prompt in 4-byte characters, with room.
+MAX_FRAME_BYTES: Final = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -69,18 +73,20 @@ class CallLimits:
         max_audio_frame_bytes: The largest binary frame: 1 s of 16 kHz PCM16 by default (AgentCore Runtime
             carries WebSocket frames up to 32 KB).
         max_text_frame_chars: The largest text frame.
-        max_prompt_chars: The longest typed prompt.
+        max_prompt_chars: The longest typed prompt (and spoken turn, joined turns included).
         idle_s: Seconds of audio without speech and without an answer before the call ends (also the
             longest wait for any frame at all, which the adapter measures).
+        max_audio_ahead_s: How far the caller's audio may run ahead of real time before the call waits.
     """
 
-    max_audio_frame_bytes: int = CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
+    max_audio_frame_bytes: int = _BYTES_PER_SECOND
     max_text_frame_chars: int = MAX_PROMPT_CHARS + 4096
     max_prompt_chars: int = MAX_PROMPT_CHARS
     idle_s: float = 120.0
+    max_audio_ahead_s: float = 2.0
 
 
-class Phase(Enum):
+class Phase(enum.Enum):
     """Where a call is."""
 
     AWAITING_START = "awaiting_start"
@@ -111,13 +117,13 @@ class Stalled:
 
 
 @dataclass(frozen=True)
-class AnswerEnded:
-    """An answer's stream ended (however it ended)."""
+class Active:
+    """The conversation is active (the caller's speech was heard, or an answer is out): not idle."""
+
+    answering: bool
 
 
-#: What the listener heard that the call acts on: the library's own events.
-Heard = SpeechStarted | Transcript | TurnTooLong | RecognitionFailed
-CallInput = TextFrame | AudioFrame | Stalled | Heard | AnswerEnded
+FrameInput = TextFrame | AudioFrame | Stalled | Active
 
 # --- what to do (actions) ------------------------------------------------------------------------------
 
@@ -144,16 +150,17 @@ class Feed:
 
 
 @dataclass(frozen=True)
-class Answer:
-    """Answer a turn: ``prompt`` is the caller's words (``spoken``) or typed text."""
+class ToTurns:
+    """Hand the turn-taking core a typed turn or the Stop button."""
 
-    prompt: str
-    spoken: bool
+    event: Typed | StopPressed
 
 
 @dataclass(frozen=True)
-class Interrupt:
-    """Barge in on the answer being spoken."""
+class Wait:
+    """Read no frame before ``until`` (the clock of :meth:`CallFrames.handle`): the audio is ahead."""
+
+    until: float
 
 
 @dataclass(frozen=True)
@@ -164,11 +171,11 @@ class Close:
     reason: str
 
 
-CallAction = Send | Listen | Feed | Answer | Interrupt | Close
+FrameAction = Send | Listen | Feed | ToTurns | Wait | Close
 
 
-class CallCore:
-    """One call's rules (see the module docstring): :meth:`handle` an input, get the actions.
+class CallFrames:
+    """One call's frame rules (see the module docstring): :meth:`handle` an input, get the actions.
 
     Args:
         limits: What the call accepts.
@@ -180,66 +187,57 @@ class CallCore:
         self.builder = builder or CallEventBuilder()
         self.phase = Phase.AWAITING_START
         self.start: CallStart | None = None
-        self.answers = 0  # answers started and not yet ended
+        self._answering = False
         self._carry = b""
         self._quiet_bytes = 0  # audio bytes since the last speech, turn or answer
+        self._audio_bytes = 0  # audio bytes since start (pacing)
+        self._started_at = 0.0
         self._told_to_start = False
-        # The one table of transitions: (phase, input type) -> handler. Anything else does nothing.
-        self._table: dict[tuple[Phase, type], Callable[[Any], list[CallAction]]] = {
+        # The one table: (phase, input type) -> handler. Anything else does nothing.
+        self._table: dict[tuple[Phase, type], Callable[[Any, float], list[FrameAction]]] = {
             (Phase.AWAITING_START, TextFrame): self._text,
             (Phase.AWAITING_START, AudioFrame): self._audio_before_start,
             (Phase.AWAITING_START, Stalled): self._idle,
             (Phase.LISTENING, TextFrame): self._text,
             (Phase.LISTENING, AudioFrame): self._audio,
             (Phase.LISTENING, Stalled): self._idle,
-            (Phase.LISTENING, SpeechStarted): self._speech_began,
-            (Phase.LISTENING, Transcript): self._words,
-            (Phase.LISTENING, TurnTooLong): self._turn_too_long,
-            (Phase.LISTENING, RecognitionFailed): self._not_recognized,
-            (Phase.LISTENING, AnswerEnded): self._answer_ended,
-            (Phase.AWAITING_START, AnswerEnded): self._answer_ended,
-            (Phase.CLOSED, AnswerEnded): self._answer_ended,
+            (Phase.LISTENING, Active): self._active,
         }
 
-    @property
-    def answering(self) -> bool:
-        """Whether an answer is being spoken."""
-        return self.answers > 0
-
-    def handle(self, event: CallInput) -> list[CallAction]:
-        """What to do about ``event`` (nothing, once the call is closed, but count answers ending)."""
+    def handle(self, event: FrameInput, now: float) -> list[FrameAction]:
+        """What to do about ``event``, which came at ``now`` (seconds; nothing once the call is closed)."""
         step = self._table.get((self.phase, type(event)))
-        return [] if step is None else step(event)
+        return [] if step is None else step(event, now)
+
+    def close(self) -> None:
+        """The call ends (its adapter could not go on: the listener could not be opened)."""
+        self.phase = Phase.CLOSED
 
     # --- frames ---------------------------------------------------------------------------------------
 
     def _error(self, code: str, message: str) -> Send:
         return Send(self.builder.error(code=code, message=message))
 
-    def _text(self, frame: TextFrame) -> list[CallAction]:
+    def _text(self, frame: TextFrame, now: float) -> list[FrameAction]:
         if len(frame.text) > self.limits.max_text_frame_chars:
-            return [
-                self._error(
-                    "invalid_request",
-                    f"text frames hold at most {self.limits.max_text_frame_chars} characters",
-                )
-            ]
+            message = f"text frames hold at most {self.limits.max_text_frame_chars} characters"
+            return [self._error("invalid_request", message)]
         try:
             message = json.loads(frame.text)
         except (json.JSONDecodeError, RecursionError):
             return [self._error("invalid_json", "a text frame must be one JSON object")]
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "start":
-            return self._start(message)
+            return self._start(message, now)
         if self.phase is Phase.AWAITING_START:
             return [self._error("invalid_request", 'send {"type": "start"} first')]
         if kind == "prompt":
             return self._prompt(message)
         if kind == "interrupt":
-            return [Interrupt()] if self.answering else []
+            return [ToTurns(StopPressed())]
         return [self._error("invalid_request", "'type' must be 'start', 'prompt' or 'interrupt'")]
 
-    def _start(self, message: dict[str, Any]) -> list[CallAction]:
+    def _start(self, message: dict[str, Any], now: float) -> list[FrameAction]:
         if self.phase is not Phase.AWAITING_START:
             return [self._error("invalid_request", "the call has already started")]
         fields = {key: value for key, value in message.items() if key != "type"}
@@ -247,10 +245,10 @@ class CallCore:
             start = parse_call_start(fields)
         except PayloadError as error:
             return [self._error("invalid_request", error.message)]
-        self.phase, self.start, self._quiet_bytes = Phase.LISTENING, start, 0
+        self.phase, self.start, self._quiet_bytes, self._started_at = Phase.LISTENING, start, 0, now
         return [Listen(start)]
 
-    def _prompt(self, message: dict[str, Any]) -> list[CallAction]:
+    def _prompt(self, message: dict[str, Any]) -> list[FrameAction]:
         unknown = sorted(str(key) for key in message if key not in ("type", "prompt"))
         if unknown:
             return [self._error("invalid_request", f"a prompt frame holds 'prompt' only, not {unknown}")]
@@ -258,18 +256,19 @@ class CallCore:
             prompt = parse_prompt(message.get("prompt"), max_prompt_chars=self.limits.max_prompt_chars)
         except PayloadError as error:
             return [self._error("invalid_request", error.message)]
-        return self._answer(prompt, spoken=False)
+        self._quiet_bytes = 0
+        return [ToTurns(Typed(prompt))]
 
-    def _audio_before_start(self, frame: AudioFrame) -> list[CallAction]:
+    def _audio_before_start(self, frame: AudioFrame, now: float) -> list[FrameAction]:
         self._quiet_bytes += len(frame.data)
         if self._idle_reached():
-            return self._idle(Stalled())
+            return self._idle(Stalled(), now)
         if self._told_to_start:
             return []  # one error is enough: a microphone sends many frames
         self._told_to_start = True
         return [self._error("invalid_request", 'audio before start: send {"type": "start"} first')]
 
-    def _audio(self, frame: AudioFrame) -> list[CallAction]:
+    def _audio(self, frame: AudioFrame, now: float) -> list[FrameAction]:
         if len(frame.data) > self.limits.max_audio_frame_bytes:
             message = (
                 f"audio frames hold at most {self.limits.max_audio_frame_bytes} bytes; this one was dropped"
@@ -278,54 +277,23 @@ class CallCore:
         data = self._carry + frame.data
         whole = len(data) - len(data) % _BYTES_PER_SAMPLE
         self._carry = data[whole:]
-        if not self.answering:
+        self._audio_bytes += whole
+        if not self._answering:
             self._quiet_bytes += whole
             if self._idle_reached():
-                return self._idle(Stalled())
-        return [Feed(data[:whole])] if whole else []
+                return self._idle(Stalled(), now)
+        actions: list[FrameAction] = [Feed(data[:whole])] if whole else []
+        due = self._started_at + self._audio_bytes / _BYTES_PER_SECOND - self.limits.max_audio_ahead_s
+        return [*actions, Wait(due)] if due > now else actions
 
     def _idle_reached(self) -> bool:
-        return self._quiet_bytes > self.limits.idle_s * CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
+        return self._quiet_bytes > self.limits.idle_s * _BYTES_PER_SECOND
 
-    def _idle(self, _event: Stalled) -> list[CallAction]:
+    def _idle(self, _event: Stalled, now: float) -> list[FrameAction]:
         self.phase = Phase.CLOSED
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
         return [self._error("idle_timeout", message), Close(status.WS_1000_NORMAL_CLOSURE, "idle")]
 
-    # --- the listener and the answers -----------------------------------------------------------------
-
-    def _speech_began(self, event: SpeechStarted) -> list[CallAction]:
-        self._quiet_bytes = 0
-        actions: list[CallAction] = [Send(self.builder.speech_start(at_s=event.at_s))]
-        if self.answering:
-            actions.append(Interrupt())  # barge-in: the caller speaks over the agent
-        return actions
-
-    def _words(self, event: Transcript) -> list[CallAction]:
-        self._quiet_bytes = 0
-        actions: list[CallAction] = [Send(self.builder.transcript(text=event.text, final=event.final))]
-        prompt = event.text.strip()
-        if event.final and prompt:
-            actions.extend(self._answer(prompt[: self.limits.max_prompt_chars], spoken=True))
-        return actions
-
-    def _turn_too_long(self, _event: TurnTooLong) -> list[CallAction]:
-        self._quiet_bytes = 0
-        return [self._error("turn_too_long", "the caller spoke past the longest turn; that turn was cut")]
-
-    def _not_recognized(self, event: RecognitionFailed) -> list[CallAction]:
-        self._quiet_bytes = 0
-        message = f"the caller's words were not recognized ({event.code}: {event.message})"
-        return [self._error("recognition_failed", message)]
-
-    def _answer(self, prompt: str, *, spoken: bool) -> list[CallAction]:
-        self._quiet_bytes = 0
-        actions: list[CallAction] = [Interrupt()] if self.answering else []
-        self.answers += 1
-        actions.append(Answer(prompt, spoken))
-        return actions
-
-    def _answer_ended(self, _event: AnswerEnded) -> list[CallAction]:
-        self.answers = max(0, self.answers - 1)
-        self._quiet_bytes = 0
+    def _active(self, event: Active, now: float) -> list[FrameAction]:
+        self._quiet_bytes, self._answering = 0, event.answering
         return []

@@ -2,11 +2,11 @@
 
 An invocation that names a session (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``, the runtime's
 ``context.session_id``) continues that session's conversation: its agent is kept in memory between
-invocations (and loaded from the store, :mod:`agentcore_app.conversation_store`, after a restart or once
+invocations (and loaded from the store, :mod:`agentcore_app.conversation._store`, after a restart or once
 evicted), so the model sees the earlier turns. An invocation without a session id is a conversation of
 its own (a fresh agent, nothing stored).
 
-The store is written off the server's loop (:mod:`agentcore_app.store_writes`: a writer thread per
+The store is written off the server's loop (``_store_writes``: a writer thread per
 conversation, in order), so a slow store slows only its own session; a turn ends once its writes are
 done (at most ``flush_s``), and a conversation whose writes are still running stays in memory. A store
 write that fails is logged with a code and the answer goes on; a store that fails when a conversation
@@ -37,8 +37,12 @@ from strands.agent.conversation_manager import SlidingWindowConversationManager
 from strands.types.content import Message
 from strands_voice_protocol.errors import StrandsVoiceError
 
-from agentcore_app.conversation_store import ConversationStore, validate_session_id
-from agentcore_app.store_writes import STORE_WRITE_FAILED, STORE_WRITE_PENDING, OffLoopSessionManager
+from agentcore_app.conversation._store import ConversationStore, validate_session_id
+from agentcore_app.conversation._store_writes import (
+    STORE_WRITE_FAILED,
+    STORE_WRITE_PENDING,
+    OffLoopSessionManager,
+)
 from strands_voice import NOTHING_HEARD
 from strands_voice.agent import VoiceCallbackHandler
 

@@ -10,12 +10,11 @@ turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import json
 import logging
-import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
@@ -24,9 +23,10 @@ from opentelemetry import trace
 from strands_voice.agent import VoiceCallbackHandler
 from strands_voice.speech import VoiceOptions
 
-from .answering import Answering
-from .call_listening import TurnClock, TurnTiming
-from .payload import VoiceRequest
+from ..answering import Answering
+from ..payload import VoiceRequest
+from ._listening import TurnClock, TurnTiming
+from ._outbox import Outbox
 
 __all__ = ["TURN_SPAN", "CallSide", "SpokenTurn", "answer_turn"]
 
@@ -50,7 +50,7 @@ class CallSide(Protocol):
     def clock(self) -> TurnClock: ...
 
     @property
-    def outbox(self) -> asyncio.Queue[str | bytes | None]: ...
+    def outbox(self) -> Outbox: ...
 
 
 @dataclass(frozen=True)
@@ -60,19 +60,26 @@ class SpokenTurn:
     Attributes:
         prompt: The caller's words (recognized, or typed).
         spoken: Whether the caller said it (else typed it).
+        request_id: The answer's id (``agent_start.request_id``, ``speech_paused.request_id``).
         timing: A spoken turn's times (None for a typed one).
     """
 
     prompt: str
     spoken: bool
+    request_id: str
     timing: TurnTiming | None = None
 
 
 async def answer_turn(
-    call: CallSide, turn: SpokenTurn, voice: VoiceCallbackHandler, options: VoiceOptions
+    call: CallSide,
+    turn: SpokenTurn,
+    voice: VoiceCallbackHandler,
+    options: VoiceOptions,
+    heard: Callable[[], None],
 ) -> None:
-    """Answer ``turn`` on ``call`` with ``voice``: events out, the turn's span and its metrics line."""
-    request_id = uuid.uuid4().hex
+    """Answer ``turn`` on ``call`` with ``voice``: events out, the turn's span and its metrics line;
+    ``heard`` is called when its first audio goes out."""
+    request_id = turn.request_id
     attributes: dict[str, str | float | bool] = {
         "agentcore_app.spoken": turn.spoken,
         "agentcore_app.request_id": request_id,
@@ -80,6 +87,11 @@ async def answer_turn(
     recognition_s = turn.timing.recognition_s if turn.timing is not None else None
     if recognition_s is not None:
         attributes["agentcore_app.recognition_ms"] = round(recognition_s * 1000.0, 1)
+    end_of_turn = turn.timing.end_of_turn if turn.timing is not None else None
+    if end_of_turn is not None:  # why the turn ended: the turn-end model's verdict, or a timer
+        attributes["agentcore_app.end_of_turn"] = end_of_turn.by
+        if end_of_turn.p is not None:
+            attributes["agentcore_app.end_of_turn_p"] = round(end_of_turn.p, 3)
     first_audio: float | None = None
     interrupted = False
     with _tracer.start_as_current_span(TURN_SPAN, attributes=attributes) as span:
@@ -89,6 +101,7 @@ async def answer_turn(
                 if event["type"] == "audio_chunk":
                     if first_audio is None:
                         first_audio = call.clock.now()
+                        heard()
                     await call.outbox.put(base64.b64decode(event["data"]))
                     continue
                 interrupted = interrupted or event["type"] == "interrupted"

@@ -5,7 +5,7 @@
 - ``s3``: an S3 bucket, Strands' ``S3SessionManager``; ``CONVERSATION_BUCKET``, ``CONVERSATION_PREFIX``
   (default ``conversations/``).
 - ``agentcore-memory``: AgentCore Memory, bedrock-agentcore's Strands session manager (its message
-  update made to keep a redaction: :mod:`agentcore_app.agentcore_memory`); ``AGENTCORE_MEMORY_ID``.
+  update made to keep a redaction: ``_agentcore_memory``); ``AGENTCORE_MEMORY_ID``.
 - ``none``: the app's memory only (lost on restart).
 
 ``CONVERSATION_WINDOW`` bounds the messages an agent keeps (Strands' ``SlidingWindowConversationManager``,
@@ -161,7 +161,7 @@ class ConversationStore:
         try:
             from bedrock_agentcore.memory.integrations.strands.config import AgentCoreMemoryConfig
 
-            from agentcore_app.agentcore_memory import HeardMemorySessionManager
+            from agentcore_app.conversation._agentcore_memory import HeardMemorySessionManager
         except ImportError as error:
             raise MissingDependencyError(
                 "CONVERSATION_STORE=agentcore-memory needs bedrock-agentcore with its memory module: "
@@ -169,6 +169,6 @@ class ConversationStore:
             ) from error
         assert self.memory_id is not None  # checked in __post_init__
         config = AgentCoreMemoryConfig(memory_id=self.memory_id, session_id=session_id, actor_id=_ACTOR_ID)
-        # Redaction kept: an interrupted answer is stored as what was heard (agentcore_app.agentcore_memory).
+        # Redaction kept: an interrupted answer is stored as what was heard (_agentcore_memory).
         manager: Any = HeardMemorySessionManager(config, region_name=self.region_name)
         return cast("SessionManager", manager)
