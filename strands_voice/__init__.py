@@ -23,6 +23,7 @@ from strands_voice_protocol.events import EVENT_TYPES, Event
 
 from strands_voice._answer_memory import NOTHING_HEARD
 from strands_voice._speakers import Speakers
+from strands_voice.devices.microphone import Microphone
 from strands_voice.handler import VoiceCallbackHandler
 from strands_voice.options import VOICE_OPTIONS_KEY, Mode, VoiceOptions
 from strands_voice.plugin import VoicePlugin
@@ -43,6 +44,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     "Mode",
     "run_voice",
     "Speakers",
+    "Microphone",
     "NOTHING_HEARD",
     # The TTS session and its transports
     "TTSSession",

@@ -1,0 +1,107 @@
+"""Echo cancellation: the microphone's audio cleaned of what the speakers played (WebRTC's AEC3).
+
+On a laptop without headphones the microphone hears the speakers: without this, the agent's own voice is
+the caller's speech to the VAD and to the recognizer. :class:`EchoCanceller` takes the microphone's blocks
+with their capture times, cuts them into the 10 ms frames WebRTC works in, and gives each frame, as the
+reference, what the speakers played at that moment (:class:`~strands_voice.devices.timeline.PlayedAudio`,
+written by the speakers' output callback as each block leaves for the device, so it is there long before
+it is heard) plus ``headroom_s``: the canceller then always gets a sound before its echo, ``headroom_s``
+ahead, even when the two devices' clocks are off by a little; its own delay estimator finds the rest (AEC3
+follows delays of up to about half a second). Sans-I/O: blocks and times in, cleaned
+audio out; the adapters (:class:`~strands_voice.devices.microphone.Microphone`,
+:class:`~strands_voice.Speakers`) do the devices.
+
+Needs ``pywebrtc-audio`` (the ``speakers`` extra).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Final
+
+import numpy as np
+
+from strands_voice.devices._portaudio import import_devices_extra
+from strands_voice.devices.timeline import PlayedAudio, Timeline
+
+__all__ = ["HEADROOM_S", "EchoCanceller"]
+
+logger = logging.getLogger(__name__)
+
+#: The reference given with a microphone frame is what was played this much after the frame's capture: a
+#: little timing error in either device's clock then still leaves each echo after its sound (AEC3 cannot
+#: cancel an echo that comes before its reference).
+HEADROOM_S: Final = 0.05
+_FRAME_S: Final = 0.01  # WebRTC's frame
+
+
+class EchoCanceller:
+    """Removes the speakers' sound from the microphone's audio, frame by frame (one reader only).
+
+    Args:
+        played: What the speakers played (their output callback writes it); None: no echo to cancel
+            (noise suppression alone).
+        rate: The microphone's sample rate (16 kHz: what the listener hears).
+        noise_suppression: Also suppress steady background noise (WebRTC NS, moderate level).
+        headroom_s: How far ahead of each frame's capture time its reference is taken (the delay AEC3
+            starts from).
+        processor: A processor with ``process(near, far) -> cleaned`` over int16 frames (default: WebRTC's
+            ``AudioProcessor`` with AEC3 and the high-pass filter).
+
+    Raises:
+        MissingDependencyError: pywebrtc-audio is not installed.
+    """
+
+    def __init__(
+        self,
+        played: PlayedAudio | None,
+        *,
+        rate: int = 16000,
+        noise_suppression: bool = False,
+        headroom_s: float = HEADROOM_S,
+        processor: Any = None,
+    ) -> None:
+        self.played = played
+        self.rate = rate
+        self.headroom_s = headroom_s
+        self.timeline = Timeline(rate)
+        self._frame = round(_FRAME_S * rate)
+        self._pending = np.zeros(0, dtype=np.int16)
+        self._pending_start = 0  # the timeline index of the first pending sample
+        if processor is None:
+            webrtc = import_devices_extra("pywebrtc_audio", "Echo cancellation")
+            processor = webrtc.AudioProcessor(
+                sample_rate=rate,
+                num_channels=1,
+                echo_cancellation=played is not None,
+                noise_suppression=noise_suppression,
+                high_pass_filter=True,
+                stream_delay_ms=round(headroom_s * 1000),
+            )
+        self._processor = processor
+        self.frames = 0
+
+    def process(self, pcm16: bytes, at: float) -> bytes:
+        """A block from the microphone (mono pcm16 at :attr:`rate`; its first sample captured at ``at``):
+        the whole 10 ms frames cleaned so far (the rest waits for the next block)."""
+        block = np.frombuffer(pcm16, dtype="<i2")
+        # The samples still waiting for a whole frame come just before this block (wherever the timeline
+        # put it).
+        self._pending_start = self.timeline.place(len(block), at) - len(self._pending)
+        self._pending = np.concatenate([self._pending, block])
+        whole = len(self._pending) - len(self._pending) % self._frame
+        cleaned = [self._frame_at(offset) for offset in range(0, whole, self._frame)]
+        self._pending = self._pending[whole:]
+        self._pending_start += whole
+        return b"".join(cleaned)
+
+    def _frame_at(self, offset: int) -> bytes:
+        near = self._pending[offset : offset + self._frame]
+        far16 = None
+        if self.played is not None:
+            # The sound played a little AFTER this frame was captured: its echo comes after it, always.
+            heard_at = self.timeline.time_of(self._pending_start + offset) + self.headroom_s
+            far = self.played.read(heard_at, self._frame, self.rate)
+            far16 = np.clip(np.rint(far), -32768, 32767).astype(np.int16)
+        self.frames += 1
+        return bytes(np.asarray(self._processor.process(near, far16), dtype="<i2").tobytes())
