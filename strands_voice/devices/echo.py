@@ -20,11 +20,12 @@ import logging
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from strands_voice.devices._portaudio import import_devices_extra
 from strands_voice.devices.timeline import PlayedAudio, Timeline
 
-__all__ = ["HEADROOM_S", "EchoCanceller"]
+__all__ = ["HEADROOM_S", "MAX_WAIT_S", "EchoCanceller"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +33,10 @@ logger = logging.getLogger(__name__)
 #: little timing error in either device's clock then still leaves each echo after its sound (AEC3 cannot
 #: cancel an echo that comes before its reference).
 HEADROOM_S: Final = 0.05
+#: The longest a microphone frame waits for the speakers' callback to write its reference.
+MAX_WAIT_S: Final = 0.2
 _FRAME_S: Final = 0.01  # WebRTC's frame
+_STOPPED_S: Final = 1.0  # speakers whose written sound ends this long before a frame's reference are off
 
 
 class EchoCanceller:
@@ -45,6 +49,7 @@ class EchoCanceller:
         noise_suppression: Also suppress steady background noise (WebRTC NS, moderate level).
         headroom_s: How far ahead of each frame's capture time its reference is taken (the delay AEC3
             starts from).
+        max_wait_s: The longest a frame waits for its reference (in the microphone's time).
         processor: A processor with ``process(near, far) -> cleaned`` over int16 frames (default: WebRTC's
             ``AudioProcessor`` with AEC3 and the high-pass filter).
 
@@ -59,11 +64,13 @@ class EchoCanceller:
         rate: int = 16000,
         noise_suppression: bool = False,
         headroom_s: float = HEADROOM_S,
+        max_wait_s: float = MAX_WAIT_S,
         processor: Any = None,
     ) -> None:
         self.played = played
         self.rate = rate
         self.headroom_s = headroom_s
+        self.max_wait_s = max_wait_s
         self.timeline = Timeline(rate)
         self._frame = round(_FRAME_S * rate)
         self._pending = np.zeros(0, dtype=np.int16)
@@ -83,25 +90,47 @@ class EchoCanceller:
 
     def process(self, pcm16: bytes, at: float) -> bytes:
         """A block from the microphone (mono pcm16 at :attr:`rate`; its first sample captured at ``at``):
-        the whole 10 ms frames cleaned so far (the rest waits for the next block)."""
+        the 10 ms frames cleaned so far, in order.
+
+        A frame waits (for a later block) while it is not whole, and while its reference has not been
+        written yet: the speakers' callback runs when the system gets to it, sometimes after the
+        microphone's, and a frame cancelled against missing sound would let its echo through. It waits at
+        most ``max_wait_s`` of the microphone's own time (the speakers may have stopped).
+        """
         block = np.frombuffer(pcm16, dtype="<i2")
-        # The samples still waiting for a whole frame come just before this block (wherever the timeline
-        # put it).
+        # The samples still waiting come just before this block (wherever the timeline put it).
         self._pending_start = self.timeline.place(len(block), at) - len(self._pending)
         self._pending = np.concatenate([self._pending, block])
-        whole = len(self._pending) - len(self._pending) % self._frame
-        cleaned = [self._frame_at(offset) for offset in range(0, whole, self._frame)]
-        self._pending = self._pending[whole:]
-        self._pending_start += whole
+        cleaned, done = [], 0
+        while len(self._pending) - done >= self._frame and self._ready(self._pending_start + done):
+            cleaned.append(self._clean(self._pending[done : done + self._frame], self._pending_start + done))
+            done += self._frame
+        self._pending = self._pending[done:]
+        self._pending_start += done
         return b"".join(cleaned)
 
-    def _frame_at(self, offset: int) -> bytes:
-        near = self._pending[offset : offset + self._frame]
+    def _reference_time(self, index: int) -> float:
+        """The time of the sound given as the reference of the frame at ``index``: a little AFTER its capture
+        (that sound's echo comes after it, always)."""
+        return self.timeline.time_of(index) + self.headroom_s
+
+    def _ready(self, index: int) -> bool:
+        """Whether the frame at ``index`` can be cleaned now (its reference is there, or is not coming)."""
+        if self.played is None:
+            return True
+        written_until = self.played.written_until()
+        if written_until is None:
+            return True  # the speakers have not played yet
+        needed = self._reference_time(index) + _FRAME_S
+        if needed - written_until > _STOPPED_S:
+            return True  # the speakers stopped long ago (closed, or a new format not yet playing)
+        waited = self.timeline.time_of(self.timeline.end) - self.timeline.time_of(index)
+        return written_until >= needed or waited >= self.max_wait_s
+
+    def _clean(self, near: npt.NDArray[np.int16], index: int) -> bytes:
         far16 = None
         if self.played is not None:
-            # The sound played a little AFTER this frame was captured: its echo comes after it, always.
-            heard_at = self.timeline.time_of(self._pending_start + offset) + self.headroom_s
-            far = self.played.read(heard_at, self._frame, self.rate)
+            far = self.played.read(self._reference_time(index), self._frame, self.rate)
             far16 = np.clip(np.rint(far), -32768, 32767).astype(np.int16)
         self.frames += 1
         return bytes(np.asarray(self._processor.process(near, far16), dtype="<i2").tobytes())

@@ -114,6 +114,13 @@ class PlayedAudio:
             self._put(previous_end, np.zeros(min(max(0, start - previous_end), size), dtype=np.float32))
             self._put(start, block[-size:] if len(block) > size else block)
 
+    def written_until(self) -> float | None:
+        """When the last sample written so far is heard (None: nothing written since the last restart)."""
+        with self._lock:
+            if self.timeline.origin is None:
+                return None
+            return self.timeline.time_of(self.timeline.end)
+
     def read(self, at: float, count: int, rate: int) -> npt.NDArray[np.float32]:
         """``count`` samples at ``rate`` of what was heard from time ``at`` on (silence where nothing was).
 

@@ -90,6 +90,23 @@ def test_each_frame_gets_what_was_played_headroom_after_its_capture() -> None:
         assert far is not None and far.tolist() == np.rint(expected).astype(np.int16).tolist()
 
 
+def test_a_frame_waits_for_its_reference_to_be_written() -> None:
+    """The speakers' callback runs late: the microphone's frames wait for it, at most ``max_wait_s``."""
+    played = PlayedAudio(SPEAKERS_RATE)
+    played.write(bytes(2 * 2_400), 10.0)  # heard until 10.1
+    canceller = EchoCanceller(played, processor=RecordingProcessor(), headroom_s=0.045, max_wait_s=0.195)
+
+    def frames(samples: int, at: float) -> int:
+        return len(canceller.process(bytes(2 * samples), at)) // (2 * 160)
+
+    assert frames(480, 10.0) == 3  # references until 10.085: written
+    assert frames(480, 10.03) == 2  # the frame at 10.05 needs until 10.105: it waits
+    played.write(bytes(2 * 2_400), 10.1)  # heard until 10.2
+    assert frames(160, 10.06) == 2
+    assert frames(3_200, 10.07) == 8  # to the frame at 10.14; the later ones wait
+    assert frames(3_200, 10.27) == 13  # the microphone is 0.2 s on: they wait no longer
+
+
 def test_without_speakers_the_frames_get_no_reference() -> None:
     processor = RecordingProcessor()
     canceller = EchoCanceller(None, processor=processor)
