@@ -252,7 +252,7 @@ class Speakers(ClosedOnExit):
         outdata[:] = pulled.data
         latency = float(stream.latency) if stream is not None else 0.0
         at = block_time(timing.outputBufferDacTime, timing.currentTime, latency)
-        self.played.write(_mono(pulled.data, channels), at)
+        self.played.write(_mono(pulled.data, channels), at, bool(status.output_underflow))
 
 
 def _mono(pcm: bytes, channels: int) -> bytes:

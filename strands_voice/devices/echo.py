@@ -86,11 +86,13 @@ class EchoCanceller:
                 stream_delay_ms=round(headroom_s * 1000),
             )
         self._processor = processor
+        #: Frames cleaned so far, and those of them cleaned before their whole reference was written.
         self.frames = 0
+        self.unreferenced = 0
 
-    def process(self, pcm16: bytes, at: float) -> bytes:
-        """A block from the microphone (mono pcm16 at :attr:`rate`; its first sample captured at ``at``):
-        the 10 ms frames cleaned so far, in order.
+    def process(self, pcm16: bytes, at: float, missed: bool = False) -> bytes:
+        """A block from the microphone (mono pcm16 at :attr:`rate`; its first sample captured at ``at``;
+        ``missed``: the device reported an overflow before it): the 10 ms frames cleaned so far, in order.
 
         A frame waits (for a later block) while it is not whole, and while its reference has not been
         written yet: the speakers' callback runs when the system gets to it, sometimes after the
@@ -99,7 +101,7 @@ class EchoCanceller:
         """
         block = np.frombuffer(pcm16, dtype="<i2")
         # The samples still waiting come just before this block (wherever the timeline put it).
-        self._pending_start = self.timeline.place(len(block), at) - len(self._pending)
+        self._pending_start = self.timeline.place(len(block), at, missed) - len(self._pending)
         self._pending = np.concatenate([self._pending, block])
         cleaned, done = [], 0
         while len(self._pending) - done >= self._frame and self._ready(self._pending_start + done):
@@ -124,8 +126,13 @@ class EchoCanceller:
         needed = self._reference_time(index) + _FRAME_S
         if needed - written_until > _STOPPED_S:
             return True  # the speakers stopped long ago (closed, or a new format not yet playing)
+        if written_until >= needed:
+            return True
         waited = self.timeline.time_of(self.timeline.end) - self.timeline.time_of(index)
-        return written_until >= needed or waited >= self.max_wait_s
+        if waited >= self.max_wait_s:
+            self.unreferenced += 1
+            return True
+        return False
 
     def _clean(self, near: npt.NDArray[np.int16], index: int) -> bytes:
         far16 = None

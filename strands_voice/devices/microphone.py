@@ -91,7 +91,7 @@ class Microphone(ClosedOnExit):
         self._block_s = block_s
         self._latency = latency
         self._max_queued_s = max_queued_s
-        self._blocks: collections.deque[tuple[bytes, float]] = collections.deque()
+        self._blocks: collections.deque[tuple[bytes, float, bool]] = collections.deque()
         self._arrival = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stream: Any = None
@@ -121,8 +121,8 @@ class Microphone(ClosedOnExit):
             while not self._blocks:
                 self._arrival.clear()
                 await self._arrival.wait()
-            pcm, at = self._blocks.popleft()
-            cleaned = self.canceller.process(pcm, at) if self.canceller is not None else pcm
+            pcm, at, missed = self._blocks.popleft()
+            cleaned = self.canceller.process(pcm, at, missed) if self.canceller is not None else pcm
             if cleaned:
                 return AudioDelta(format="pcm", source={"bytes": cleaned})
 
@@ -173,11 +173,11 @@ class Microphone(ClosedOnExit):
         at = block_time(timing.inputBufferAdcTime, timing.currentTime, -latency - block_s)
         loop = self._loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._arrived, bytes(indata), at)
+            loop.call_soon_threadsafe(self._arrived, bytes(indata), at, bool(status.input_overflow))
 
-    def _arrived(self, pcm: bytes, at: float) -> None:
+    def _arrived(self, pcm: bytes, at: float, missed: bool) -> None:
         """The reader's loop: queue a block (dropping the oldest beyond ``max_queued_s``)."""
-        self._blocks.append((pcm, at))
+        self._blocks.append((pcm, at, missed))
         while len(self._blocks) * self._block_s > self._max_queued_s:
             self._blocks.popleft()
             self.dropped += 1

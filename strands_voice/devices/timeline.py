@@ -12,6 +12,8 @@ seconds, at the microphone's rate.
 
 from __future__ import annotations
 
+import collections
+import statistics
 import threading
 from typing import Final
 
@@ -20,27 +22,38 @@ import numpy.typing as npt
 
 __all__ = ["PlayedAudio", "Timeline"]
 
-#: A block whose time is within this of where the stream's rate puts it continues the stream.
-TOLERANCE_S: Final = 0.04
+#: How far the blocks' times may disagree with the count of their samples before the clock follows them.
+TOLERANCE_S: Final = 0.015
+#: How many blocks in a row must agree on another time before the clock follows them.
+WINDOW: Final = 4
 
 
 class Timeline:
     """A contiguous stream of samples anchored to a clock.
 
+    PortAudio's times for a block are right as a rule, but not always: they jump about while a stream
+    starts, and now and then under load, while the samples themselves stay contiguous. So the stream's
+    samples are counted, and its clock moves only when the device says it missed samples (an underrun or
+    overflow: the gap is skipped, by the block's time) or when ``window`` blocks in a row agree with each
+    other and not with the count (beyond ``tolerance_s``: a stream that started with wrong times, a gap the
+    device did not report, two devices' clocks drifting apart). A wild time now and then moves nothing.
+
     Args:
         rate: The stream's sample rate.
-        tolerance_s: How far a block's time may be from where the stream's rate puts it and still continue
-            it; beyond that the block starts the stream anew at its own time.
+        tolerance_s: How far the blocks' times may be from where the count puts them.
+        window: How many blocks in a row must agree on another time before the clock follows them.
     """
 
-    def __init__(self, rate: int, tolerance_s: float = TOLERANCE_S) -> None:
-        if rate <= 0 or tolerance_s < 0:
-            raise ValueError("rate must be positive and tolerance_s not negative")
+    def __init__(self, rate: int, tolerance_s: float = TOLERANCE_S, window: int = WINDOW) -> None:
+        if rate <= 0 or tolerance_s < 0 or window < 1:
+            raise ValueError("rate and window must be positive and tolerance_s not negative")
         self.rate = rate
         self.tolerance_s = tolerance_s
         self.origin: float | None = None  # the time of sample 0
         self.end = 0  # the index of the next sample
-        self.restarts = 0  # blocks that were too far off to continue the stream
+        self.gaps = 0  # samples missed by the device (reported), skipped over
+        self.restarts = 0  # times the clock moved because the blocks' times disagreed with the count
+        self._offsets: collections.deque[float] = collections.deque(maxlen=window)
 
     def time_of(self, index: float) -> float:
         """The time of sample ``index`` (the stream must have begun)."""
@@ -54,22 +67,30 @@ class Timeline:
             raise RuntimeError("no block placed yet")
         return (at - self.origin) * self.rate
 
-    def place(self, count: int, at: float) -> int:
+    def place(self, count: int, at: float, missed: bool = False) -> int:
         """A block of ``count`` samples whose first is at ``at``: returns its first sample's index.
 
-        The block continues the stream when ``at`` is within the tolerance of where the stream's rate puts
-        its end; otherwise the stream is re-anchored so that the block starts at ``at`` (later than the end:
-        a gap of silence is skipped over; earlier: the timeline moves back).
+        Args:
+            count: The block's samples.
+            at: The device's time for its first sample.
+            missed: The device reported missing samples before this block (an underrun or an overflow).
         """
         if self.origin is None:
             self.origin = at
-        elif abs(at - self.time_of(self.end)) > self.tolerance_s:
-            self.restarts += 1
-            skipped = round(self.index_at(at)) - self.end
-            if skipped > 0:
-                self.end += skipped
+        else:
+            offset = at - self.time_of(self.end)
+            if missed and offset > 0:
+                self.gaps += round(offset * self.rate)
+                self.end += round(offset * self.rate)
+                self._offsets.clear()
             else:
-                self.origin = at - self.end / self.rate
+                self._offsets.append(offset)
+                agreed = max(self._offsets) - min(self._offsets) <= self.tolerance_s
+                drift = statistics.median(self._offsets)
+                if len(self._offsets) == self._offsets.maxlen and agreed and abs(drift) > self.tolerance_s:
+                    self.restarts += 1
+                    self.origin += drift
+                    self._offsets.clear()
         start = self.end
         self.end += count
         return start
@@ -103,13 +124,14 @@ class PlayedAudio:
         """The speakers' sample rate."""
         return self.timeline.rate
 
-    def write(self, pcm16: bytes, at: float) -> None:
-        """A block of mono pcm16 handed to the device; its first sample is heard at ``at``."""
+    def write(self, pcm16: bytes, at: float, missed: bool = False) -> None:
+        """A block of mono pcm16 handed to the device; its first sample is heard at ``at`` (``missed``: the
+        device reported an underrun before it)."""
         block = np.frombuffer(pcm16, dtype="<i2").astype(np.float32)
         size = len(self._samples)
         with self._lock:
             previous_end = self.timeline.end
-            start = self.timeline.place(len(block), at)
+            start = self.timeline.place(len(block), at, missed)
             # A gap the timeline skipped over was silence (the device played none of ours).
             self._put(previous_end, np.zeros(min(max(0, start - previous_end), size), dtype=np.float32))
             self._put(start, block[-size:] if len(block) > size else block)

@@ -19,22 +19,29 @@ MIC_RATE = 16_000
 Frame = npt.NDArray[np.int16]
 
 
-def test_blocks_within_the_tolerance_continue_the_stream() -> None:
-    timeline = Timeline(MIC_RATE, tolerance_s=0.04)
-    starts = [timeline.place(320, at) for at in (10.0, 10.021, 10.038, 10.061)]  # 20 ms blocks, jittered
-    assert starts == [0, 320, 640, 960]
-    assert timeline.restarts == 0
-    assert timeline.time_of(960) == pytest.approx(10.06)
+def test_jittered_and_wild_block_times_leave_the_stream_contiguous() -> None:
+    timeline = Timeline(MIC_RATE)
+    times = [10.0, 10.021, 10.038, 10.36, 10.081, 10.1]  # 20 ms blocks, jittered; one 300 ms off
+    starts = [timeline.place(320, at) for at in times]
+    assert starts == [0, 320, 640, 960, 1280, 1600]
+    assert timeline.restarts == 0 and timeline.time_of(1600) == pytest.approx(10.1)
 
 
-def test_a_block_far_off_restarts_the_stream_at_its_own_time() -> None:
-    timeline = Timeline(MIC_RATE, tolerance_s=0.04)
+def test_a_reported_underrun_skips_the_gap_by_the_blocks_time() -> None:
+    timeline = Timeline(MIC_RATE)
     timeline.place(320, 10.0)
-    late = timeline.place(320, 10.5)  # an underrun: 480 ms of nothing, then the device goes on
-    assert late == 8000 and timeline.time_of(late) == pytest.approx(10.5)
-    early = timeline.place(320, 10.0)  # the clock went back: the stream moves back with it
-    assert early == 8320 and timeline.time_of(early) == pytest.approx(10.0)
-    assert timeline.restarts == 2
+    assert timeline.place(320, 10.5, missed=True) == 8000  # 480 ms of nothing, then the device goes on
+    assert timeline.gaps == 7680 and timeline.time_of(8000) == pytest.approx(10.5)
+
+
+def test_blocks_that_agree_on_another_time_move_the_clock() -> None:
+    """A stream whose first times were wrong (or that lost samples without saying so): once ``window``
+    blocks in a row agree on a time 200 ms later, the clock follows them; the count goes on."""
+    timeline = Timeline(MIC_RATE, window=4)
+    timeline.place(320, 10.0)
+    starts = [timeline.place(320, 10.22 + 0.02 * block) for block in range(5)]
+    assert starts == [320, 640, 960, 1280, 1600]
+    assert timeline.restarts == 1 and timeline.time_of(1600) == pytest.approx(10.3)
 
 
 def test_played_audio_is_read_at_the_time_it_was_heard() -> None:
@@ -52,8 +59,8 @@ def test_a_gap_in_the_speakers_stream_reads_as_silence() -> None:
     played = PlayedAudio(SPEAKERS_RATE)
     tone = np.full(2_400, 1_000, dtype=np.int16)
     played.write(tone.tobytes(), 1.0)
-    played.write(tone.tobytes(), 1.5)  # 0.4 s after the first block ended
-    assert played.timeline.restarts == 1
+    played.write(tone.tobytes(), 1.5, missed=True)  # an underrun: 0.4 s after the first block ended
+    assert played.timeline.gaps == 0.4 * SPEAKERS_RATE
     assert played.read(1.2, 160, MIC_RATE).max() == 0
     assert played.read(1.5, 160, MIC_RATE).min() == 1_000
 
