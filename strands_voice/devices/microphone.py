@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 #: The rate when neither the caller nor the agent's model names one (what the listener hears).
 DEFAULT_RATE: Final = 16000
+#: How long :meth:`Microphone.start` waits for the device's first block.
+FIRST_BLOCK_S: Final = 5.0
 
 
 class EchoSource(Protocol):
@@ -102,7 +104,9 @@ class Microphone(ClosedOnExit):
     # --- strands.bidi InputStream ------------------------------------------------------------------------
 
     async def start(self, agent: BidiAgent | None = None) -> None:
-        """Open the device at the agent's model's input rate (or :attr:`sample_rate`) and start recording.
+        """Open the device at the agent's model's input rate (or :attr:`sample_rate`) and start recording;
+        returns once the first block has come (a sound server may take a second to deliver it, and what is
+        said before then is lost), or after ``FIRST_BLOCK_S`` (logged).
 
         Raises:
             ConfigurationError: the model wants audio other than mono pcm, or the device cannot record it.
@@ -110,6 +114,10 @@ class Microphone(ClosedOnExit):
         rate = self.sample_rate or _model_input_rate(agent) or DEFAULT_RATE
         self._loop = asyncio.get_running_loop()
         self.open(rate)
+        try:
+            await asyncio.wait_for(self._arrival.wait(), FIRST_BLOCK_S)
+        except TimeoutError:
+            logger.warning("device=<%s> | no sound from the microphone yet", self.device["name"])
 
     async def stop(self) -> None:
         """Stop recording and release the device."""

