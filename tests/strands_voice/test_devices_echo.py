@@ -3,6 +3,7 @@ WebRTC's AEC3 removing a delayed echo from blocks whose times jitter as PortAudi
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -166,3 +167,11 @@ def test_aec3_removes_a_delayed_echo_and_keeps_the_caller(onnx_engine: Any) -> N
     assert _level_db(echo[echo_only]) - _level_db(out[echo_only]) > 30
     during_caller = slice(caller_at, caller_at + len(caller))
     assert _level_db(out[during_caller]) > _level_db(caller) - 10
+
+
+def test_without_pywebrtc_audio_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "pywebrtc_audio", None)  # import pywebrtc_audio raises ImportError
+    with pytest.raises(MissingDependencyError, match=r"pywebrtc_audio.*uv sync --group speakers"):
+        EchoCanceller(PlayedAudio(SPEAKERS_RATE))

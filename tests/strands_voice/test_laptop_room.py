@@ -196,3 +196,14 @@ def test_without_echo_cancellation_the_agent_barges_in_on_itself(
     assert talk.barge_ins(), "without echo cancellation the agent should have heard itself"
     turns = [words(turn) for turn in talk.user_turns()]
     assert turns[0] == words(QUESTION) and len(turns) > 1, turns
+
+
+def test_a_missing_microphone_is_named(room: PulseServer) -> None:
+    from strands_voice_protocol.errors import ConfigurationError
+
+    from strands_voice import Microphone
+
+    with pytest.raises(
+        ConfigurationError, match=r"no input device 'no-such-mic'.*input devices here: .*pulse"
+    ):
+        Microphone("no-such-mic")
