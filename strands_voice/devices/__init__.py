@@ -6,9 +6,9 @@ with what the speakers played cancelled from it (:class:`EchoCanceller`, on the 
 
 from __future__ import annotations
 
-from strands_voice.devices._speakers import Speakers
 from strands_voice.devices._echo import EchoCanceller
 from strands_voice.devices._microphone import Microphone
+from strands_voice.devices._speakers import Speakers
 from strands_voice.devices._speakers_output import SpeakersOutput
 from strands_voice.devices._timeline import PlayedAudio
 

@@ -3,8 +3,8 @@
 A ``strands.bidi`` input stream (``start``/``stop``/``__call__``) read through PortAudio (``sounddevice``,
 the ``speakers`` extra), at the rate the agent's model asks for (16 kHz for ``VoiceCascade``). Given the
 :class:`~strands_voice.Speakers` the agent speaks through, it cancels their sound from what it hears
-(WebRTC's AEC3, :class:`~strands_voice.devices.EchoCanceller`) before the model's VAD and recognizer get it: on a
-laptop without headphones the agent then does not take its own voice for the caller's.
+(WebRTC's AEC3, :class:`~strands_voice.devices.EchoCanceller`) before the model's VAD and recognizer get
+it: on a laptop without headphones the agent then does not take its own voice for the caller's.
 
 Example:
     ```python
@@ -26,8 +26,8 @@ from strands.bidi.types.media import AudioDelta
 from strands_voice_protocol.errors import ConfigurationError
 
 from strands_voice._closing import ClosedOnExit
-from strands_voice.devices._portaudio import block_time, find_device, sounddevice
 from strands_voice.devices._echo import EchoCanceller
+from strands_voice.devices._portaudio import block_time, find_device, sounddevice
 from strands_voice.devices._timeline import PlayedAudio
 
 if TYPE_CHECKING:

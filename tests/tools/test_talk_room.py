@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
-from support.pulse import null_sink_server, say_into
 from strands_voice_protocol.audio import float32_to_pcm16
+from support.pulse import null_sink_server, say_into
 
 pytestmark = pytest.mark.timeout(280)
 

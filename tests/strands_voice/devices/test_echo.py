@@ -124,8 +124,8 @@ def test_without_speakers_the_frames_get_no_reference() -> None:
 
 def _speech_16k(engine: Any, text: str) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
     """``text`` spoken by the endpoint's engine: at 24 kHz (the speakers') and at 16 kHz (the room's)."""
-    from support.spoken import speak_16k
     from strands_voice_protocol.audio import float32_to_pcm16
+    from support.spoken import speak_16k
 
     audio = np.concatenate(list(engine.synthesize(text, "jm_kumo", 1.0)))
     at_24k = np.frombuffer(float32_to_pcm16(audio), dtype="<i2")

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 import pytest
 from agentcore_app.scripted import ScriptedModel
-from support.cascade import Recorder
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
-from support.pulse import PulseServer, null_sink_server, portaudio_on, say_into
 from strands.bidi import BidiAgent
 from strands.bidi.types.events import BidiAudioDeltaEvent, BidiBargeInEvent, BidiTranscriptBlockEvent
 from strands_voice_protocol.audio import float32_to_pcm16
+from support.cascade import Recorder
+from support.pulse import PulseServer, null_sink_server, portaudio_on, say_into
 
 pytestmark = pytest.mark.timeout(280)
 
