@@ -99,6 +99,7 @@ class Conversation:
     devices: str  # how the devices fared (for a failure's message)
     answer_started: float  # when the answer's first audio reached the speakers (perf_counter)
     second_said: float | None  # when the second question began to play into the room
+    holds: list[tuple[float, bool]]  # when the turn-taking core paused (True) or resumed the answer
 
     def user_turns(self, before: float = float("inf")) -> list[str]:
         return [
@@ -111,6 +112,32 @@ class Conversation:
         return [
             at for at, event in self.recorder.events if isinstance(event, BidiBargeInEvent) and at < before
         ]
+
+
+def watch_holds(cascade: Any) -> list[tuple[float, bool]]:
+    """When the turn-taking core pauses (True) or resumes (False) the cascade's answer, as it goes."""
+    holds: list[tuple[float, bool]] = []
+    hold_answer = cascade.hold_answer
+
+    def hold(answer_id: str, hold: bool) -> None:
+        holds.append((time.perf_counter(), hold))
+        hold_answer(answer_id, hold)
+
+    cascade.hold_answer = hold
+    return holds
+
+
+def describe(mic: Any, speakers: Any) -> str:
+    """How the devices fared (for a failure's message)."""
+    canceller = mic.canceller
+    moved = speakers.played.timeline.restarts
+    said = f"microphone blocks dropped: {mic.dropped}; speakers' timeline moved {moved}x"
+    if canceller is None:
+        return said
+    return (
+        f"{said}, the microphone's {canceller.timeline.restarts}x; frames cleaned without their reference: "
+        f"{canceller.unreferenced} of {canceller.frames}"
+    )
 
 
 async def played_for(seconds: float, recorder: Recorder, speakers: Any, within_s: float) -> None:
@@ -134,6 +161,7 @@ async def converse(
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.3, total_s=40.0)
     cascade = VoiceCascade(model, tts_url, options=VoiceOptions(voice="jm_kumo"), recognizer=recognizer)
     agent, recorder = BidiAgent(model=cascade), Recorder()
+    holds = watch_holds(cascade)
     players = []
     with Speakers() as speakers, Microphone(speakers=speakers, echo_cancellation=echo_cancellation) as mic:
         task = asyncio.create_task(agent.run(inputs=[mic], outputs=[speakers.output(), recorder]))
@@ -147,18 +175,7 @@ async def converse(
                 second_said = time.perf_counter()
                 players.append(say_into(room, questions[1]))
                 await recorder.until(lambda event: is_user_turn(event, "cost"), 90)
-            canceller = mic.canceller
-            devices = (
-                f"microphone blocks dropped: {mic.dropped}; restarts of the speakers' timeline: "
-                f"{speakers.played.timeline.restarts}"
-                + (
-                    f", of the microphone's: {canceller.timeline.restarts}; frames cleaned without their "
-                    f"reference: {canceller.unreferenced} of {canceller.frames}"
-                    if canceller is not None
-                    else ""
-                )
-            )
-            return Conversation(recorder, devices, started, second_said)
+            return Conversation(recorder, describe(mic, speakers), started, second_said, holds)
         finally:
             task.cancel()
             await asyncio.wait([task], timeout=15)
@@ -169,9 +186,10 @@ async def converse(
 def test_with_echo_cancellation_the_agent_speaks_on_and_a_caller_still_barges_in(
     room: PulseServer, endpoint_server: RunningServer, onnx_engine: Any, recognizer: Any
 ) -> None:
-    """The question is heard; the answer plays into the room for 15 s with no barge-in and no turn of its
-    own words; then the second question, said into the room over the answer, barges in and is heard (the
-    conversation ends once a turn with its last word was recognized)."""
+    """The question is heard; the answer plays into the room for 15 s with no barge-in, no turn of its own
+    words, not even a pause (the caller's first sound over an answer pauses it); then the second question,
+    said into the room over the answer, barges in and is heard (the conversation ends once a turn with its
+    last word was recognized)."""
     questions = [spoken(onnx_engine, QUESTION), spoken(onnx_engine, SECOND_QUESTION)]
     talk = asyncio.run(converse(room, endpoint_server.ws_url, recognizer, questions, echo_cancellation=True))
     assert talk.second_said is not None
@@ -181,6 +199,8 @@ def test_with_echo_cancellation_the_agent_speaks_on_and_a_caller_still_barges_in
         f"the agent barged in on its own voice; {talk.devices}"
     )
     assert talk.second_said - talk.answer_started >= HOLD_S
+    paused = [round(at - talk.answer_started, 2) for at, hold in talk.holds if hold and at < talk.second_said]
+    assert paused == [], f"its own voice paused the answer at {paused} s; {talk.devices}"
     assert talk.barge_ins(), "the second question did not barge in"
     # Heard: its last word ends a turn (the caller's words over the agent's may come in two turns).
     assert "cost" in words(talk.user_turns()[-1])
