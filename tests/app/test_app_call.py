@@ -346,6 +346,7 @@ def test_a_spoken_turn_is_one_trace_with_its_recognition_time(serve: Any) -> Non
         answers = [span for span in spans if span.name == "strands_voice.answer"]
     assert turn.attributes is not None and turn.attributes["agentcore_app.spoken"] is True
     assert float(turn.attributes["agentcore_app.recognition_ms"]) >= 0  # type: ignore[arg-type]
+    assert turn.attributes["agentcore_app.end_of_turn"] == "silence"  # the scripted listener has no model
     assert float(turn.attributes["agentcore_app.voice_to_voice_ms"]) > 0  # type: ignore[arg-type]
     # The answer's span (under the agent's) is in the turn's trace.
     assert [span.context.trace_id for span in answers] == [turn.context.trace_id]

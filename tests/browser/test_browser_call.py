@@ -5,8 +5,9 @@ stream --use-file-for-fake-audio-capture=<wav>``, permission granted by ``--use-
 looped: the question, then silence. The app hears it with the library's listener (Silero VAD,
 faster-whisper: the ``listen`` group), answers through the real endpoint with the scripted model's long
 answer, and the page shows the recognized words and plays the answer (binary frames, the same player). The
-loop asks again while the answer is playing: that barges in (the page silences it, the app says what was
-heard and the turn shows it).
+loop asks again while the answer is playing: the app holds the answer at the caller's first sound
+(``speech_paused``: the page stops playing at once), then its words make it a barge-in (``interrupted``:
+the page drops what it held, the app says what was heard and the turn shows it).
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ def test_a_spoken_question_is_recognized_answered_and_a_second_one_barges_in(
     page.wait_for_selector("#turns li[data-state='interrupted']", timeout=WAIT_MS)
     stats = mic_page.stats()
     assert stats["speechStarts"] >= 2
+    assert stats["pauses"] >= 1  # held at the first sound, before the app decided
+    # The player is not left held: the next answer plays.
+    assert page.evaluate("() => window.voicePage.player.ctx.state") == "running"
     heard = page.text_content("#turns li[data-state='interrupted'] .agent") or ""
     assert heard and heard != "…"
     call = page.evaluate(

@@ -43,7 +43,7 @@ from agentcore_app.models import create_model
 from strands_voice.speech import TransportFactory
 
 from .answering import Answering
-from .call import CallLimits, ListenerFactory, add_call_route
+from .call import CallAdmission, CallLimits, ListenerFactory, add_call_route
 from .config import (
     model_spec_from_env,
     normalize_tts_url,
@@ -73,6 +73,7 @@ def create_app(
     conversation_store: ConversationStore | None = None,
     listener_factory: ListenerFactory | None = None,
     call_limits: CallLimits | None = None,
+    call_admission: CallAdmission | None = None,
     static_dir: str | Path | None = None,
     metrics: AnswerMetrics | None = None,
 ) -> BedrockAgentCoreApp:
@@ -92,6 +93,9 @@ def create_app(
         listener_factory: Opens a spoken call's listener (``/ws``); the library's
             :class:`~strands_voice.listen.Listener` (VAD and Whisper) when None.
         call_limits: What a spoken call accepts (:class:`~agentcore_app.call.CallLimits`).
+        call_admission: Who may open a call, and how many at once
+            (:class:`~agentcore_app.call.CallAdmission`); ``CALL_ALLOWED_ORIGINS`` and ``CALL_MAX_CALLS``
+            when None.
         static_dir: Where the browser page lives; the package's ``static/`` folder when None.
         metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
             ``AGENT_METRICS`` says (off unless ``emf``).
@@ -124,7 +128,7 @@ def create_app(
     app.state.conversations = conversations
 
     _add_invocations(app, answering, max_prompt_chars)
-    add_call_route(app, answering, listener_factory, call_limits)
+    add_call_route(app, answering, listener_factory, call_limits, call_admission)
     _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
     return app
 

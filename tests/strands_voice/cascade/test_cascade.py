@@ -5,10 +5,11 @@ understood by Whisper; barge-in by voice; a tool call heard before the tool ends
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import pytest
@@ -145,12 +146,16 @@ def test_speaking_during_the_answer_barges_in(
 def test_a_tool_call_is_heard_before_the_tool_ends(
     recognizer: Any, onnx_engine: Any, endpoint_server: Any
 ) -> None:
+    """The tool ends once its preamble has played (the audio goes out at real time), or at a hang guard:
+    the words written before the call are heard while the tool runs."""
     ended: list[float] = []
+    heard_enough: list[asyncio.Event] = []
 
     @tool
     async def weather(city: str) -> str:
         """The weather in a city."""
-        await asyncio.sleep(4.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(heard_enough[0].wait(), 60.0)
         ended.append(time.perf_counter())
         return f"Sunny in {city}."
 
@@ -163,9 +168,12 @@ def test_a_tool_call_is_heard_before_the_tool_ends(
     mic, recorder = Mic(), Recorder()
 
     async def scenario() -> None:
+        heard_enough.append(asyncio.Event())
         async with running(agent, mic, recorder):
             await asyncio.sleep(0.3)
             mic.say(speak_16k(onnx_engine, "What is the weather in Paris?"))
+            await recorder.until_audio("answer-1", 2.2, within_s=90)  # the preamble, played
+            heard_enough[0].set()
             await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=90)
 
     asyncio.run(scenario())
@@ -177,59 +185,95 @@ def test_a_tool_call_is_heard_before_the_tool_ends(
     assert model.calls[1][-1]["content"][0]["toolResult"]["content"][0]["text"] == "Sunny in Paris."
 
 
-def openai_stand_in(answer: str, asked: list[dict[str, Any]]) -> Any:
-    """An OpenAI-compatible chat completions server (streaming): ``answer`` word by word; requests kept."""
-    import json
+@contextmanager
+def openai_model(answer: str, *, total_s: float = 1.0) -> Iterator[tuple[Any, Any]]:
+    """Strands' ``OpenAIModel`` against a local OpenAI-compatible server streaming ``answer`` (its first
+    sentence 0.5 s after it is asked); with the server's log of requests."""
+    from agentcore_app.scripted import ScriptedModel
+    from kokoro_endpoint.runner import running_server
+    from strands.models.openai import OpenAIModel
+    from strands_voice_tools.openai_stand_in import StandInLog, openai_stand_in_app
 
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import StreamingResponse
-    from starlette.routing import Route
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        body = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "stand-in"}
-        return f"data: {json.dumps({**body, 'choices': [choice]})}\n\n"
-
-    async def completions(request: Request) -> StreamingResponse:
-        asked.append(await request.json())
-
-        async def stream() -> AsyncIterator[str]:
-            yield chunk({"role": "assistant", "content": ""})
-            for word in answer.split(" "):
-                await asyncio.sleep(0.05)
-                yield chunk({"content": word + " "})
-            yield chunk({}, "stop")
-            yield "data: [DONE]\n\n"
-
-        return StreamingResponse(stream(), media_type="text/event-stream")
-
-    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    log = StandInLog()
+    app = openai_stand_in_app(ScriptedModel(text=answer, first_sentence_s=0.5, total_s=total_s), log)
+    with running_server(app) as server:
+        client = {"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}
+        yield OpenAIModel(client_args=client, model_id="stand-in"), log
 
 
 def test_an_openai_compatible_model_with_the_default_recognizer(
     recognizer: Any, onnx_engine: Any, endpoint_server: Any
 ) -> None:
     """Strands' ``OpenAIModel`` against a local OpenAI-compatible server; the recognizer is the default."""
-    from kokoro_endpoint.runner import running_server
-    from strands.models.openai import OpenAIModel
-
     from strands_voice import VoiceOptions
     from strands_voice.cascade import VoiceCascade
 
-    asked: list[dict[str, Any]] = []
-    with running_server(openai_stand_in("Paris is the capital of France.", asked)) as server:
-        model = OpenAIModel(
-            client_args={"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}, model_id="stand-in"
-        )
+    with openai_model("Paris is the capital of France.") as (model, log):
         voice = VoiceCascade(
             model=model, tts_url=endpoint_server.ws_url, options=VoiceOptions(voice="jm_kumo")
         )
         question = speak_16k(onnx_engine, "What is the capital of France?")
         recorder = ask_aloud(BidiAgent(model=voice), question, within_s=120)
-    last = asked[-1]["messages"][-1]
-    text = last["content"] if isinstance(last["content"], str) else last["content"][0]["text"]
-    assert last["role"] == "user" and words(text) == "what is the capital of france"
-    assert asked[-1]["stream"] is True and asked[-1]["model"] == "stand-in"
+    assert words(log.questions[-1]) == "what is the capital of france"
+    assert log.requests[-1].body["stream"] is True and log.requests[-1].body["model"] == "stand-in"
     spoken = recognizer.transcribe(heard_16k(recorder.audio("answer-1")))
     assert "paris" in words(spoken) and "france" in words(spoken)
+
+
+def test_with_a_real_model_a_spoken_barge_in_is_answered_and_the_heard_part_kept(
+    recognizer: Any, onnx_engine: Any, endpoint_server: Any
+) -> None:
+    """The model has written its whole answer long before it is spoken: the barge-in still stops it."""
+    with openai_model(LONG_ANSWER) as (model, log):
+        voice = cascade(model, endpoint_server, recognizer)
+        agent = BidiAgent(model=voice)
+        mic, recorder = Mic(), Recorder()
+
+        async def scenario() -> None:
+            async with running(agent, mic, recorder):
+                await asyncio.sleep(0.3)
+                mic.say(speak_16k(onnx_engine, "Tell me about Paris."))
+                await recorder.until_audio("answer-1", 2.0, within_s=90)
+                mic.say(speak_16k(onnx_engine, "Stop please. What does it cost?"))
+                await recorder.until(lambda e: is_stop(e, "answer-2"), within_s=90)
+
+        asyncio.run(scenario())
+    assert any(isinstance(e, BidiBargeInEvent) for _, e in recorder.events)
+    assert len(log.requests) == 2 and "cost" in words(log.questions[1])
+    from strands_voice_tools.openai_stand_in import strands_messages
+
+    asked = strands_messages(log.requests[1].body["messages"])
+    heard = [str(m["content"][0]["text"]) for m in asked if m["role"] == "assistant"]
+    assert len(heard) == 1 and LONG_ANSWER.startswith(heard[0].rstrip(". ")[:20])
+    assert len(heard[0]) < len(LONG_ANSWER) / 2  # what was heard, not what was written
+
+
+def test_backchannels_and_a_noise_over_the_answer_do_not_stop_it(
+    recognizer: Any, onnx_engine: Any, endpoint_server: Any
+) -> None:
+    """ "Uh-huh", "Mm-hmm", "Right" and a noise burst, said into the answer: each holds it, none stops it."""
+    import numpy as np
+
+    model = TurnModel([Turn(LONG_ANSWER, word_s=0.02)])
+    agent = BidiAgent(model=cascade(model, endpoint_server, recognizer))
+    mic, recorder = Mic(), Recorder()
+    noise = (np.random.default_rng(7).normal(0, 0.2, 4800) * 32767).clip(-32767, 32767).astype("<i2")
+
+    async def scenario() -> None:
+        async with running(agent, mic, recorder):
+            await asyncio.sleep(0.3)
+            mic.say(speak_16k(onnx_engine, "Tell me about Paris."))
+            for at_s, said in ((2.0, "Uh-huh."), (5.0, "Mm-hmm."), (8.0, "Right.")):
+                await recorder.until_audio("answer-1", at_s, within_s=90)
+                mic.say(speak_16k(onnx_engine, said))
+            await recorder.until_audio("answer-1", 11.0, within_s=90)
+            mic.say(noise.tobytes())
+            await recorder.until(lambda e: is_stop(e, "answer-1"), within_s=120)
+
+    asyncio.run(scenario())
+    assert not any(isinstance(e, BidiBargeInEvent) for _, e in recorder.events)
+    assert len(model.calls) == 1  # nothing the caller said was answered
+    assistant = [m["content"][0]["text"] for m in agent.messages if m["role"] == "assistant" and m["content"]]
+    assert assistant[-1].strip() == LONG_ANSWER  # spoken in full
+    users = [m for m in agent.messages if m["role"] == "user"]
+    assert len(users) == 1  # the backchannels are no turns of the conversation

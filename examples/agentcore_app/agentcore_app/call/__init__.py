@@ -19,11 +19,12 @@ from ..answering import Answering
 from ..config import call_recognizer_from_env
 from ._admission import DEFAULT_MAX_CALLS, CallAdmission
 from ._call import Call
-from ._frames import CallFrames, CallLimits
+from ._frames import MAX_FRAME_BYTES, CallFrames, CallLimits
 from ._listening import CallListener, ListenerFactory, TurnClock, TurnTiming, default_listener_factory
 
 __all__ = [
     "DEFAULT_MAX_CALLS",
+    "MAX_FRAME_BYTES",
     "Call",
     "CallAdmission",
     "CallFrames",

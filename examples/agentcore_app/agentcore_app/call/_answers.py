@@ -87,6 +87,11 @@ async def answer_turn(
     recognition_s = turn.timing.recognition_s if turn.timing is not None else None
     if recognition_s is not None:
         attributes["agentcore_app.recognition_ms"] = round(recognition_s * 1000.0, 1)
+    end_of_turn = turn.timing.end_of_turn if turn.timing is not None else None
+    if end_of_turn is not None:  # why the turn ended: the turn-end model's verdict, or a timer
+        attributes["agentcore_app.end_of_turn"] = end_of_turn.by
+        if end_of_turn.p is not None:
+            attributes["agentcore_app.end_of_turn_p"] = round(end_of_turn.p, 3)
     first_audio: float | None = None
     interrupted = False
     with _tracer.start_as_current_span(TURN_SPAN, attributes=attributes) as span:

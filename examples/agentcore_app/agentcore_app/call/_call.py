@@ -229,7 +229,7 @@ class Call:
         if isinstance(event, TurnEnded):
             self.clock.turn_ended(event.speech_end_s)
         elif isinstance(event, Transcript) and event.final:
-            self.clock.recognized()
+            self.clock.recognized(event.end_of_turn)
         if isinstance(event, ListenEvent | AnswerSpeaking | AnswerEnded):
             self.frames.handle(frames.Active(answering=bool(self.answers)), 0.0)
 

@@ -40,6 +40,7 @@ from strands_voice.turns import StopPressed, Typed
 from ..payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_start, parse_prompt
 
 __all__ = [
+    "MAX_FRAME_BYTES",
     "Active",
     "AudioFrame",
     "CallFrames",
@@ -59,6 +60,9 @@ __all__ = [
 
 _BYTES_PER_SAMPLE: Final = 2
 _BYTES_PER_SECOND: Final = CALL_SAMPLE_RATE * _BYTES_PER_SAMPLE
+#: The largest WebSocket message the server reads for a call, before ``start`` too (the server's own
+#: limit, uvicorn's ``ws_max_size``): a text frame of the longest prompt in 4-byte characters, with room.
+MAX_FRAME_BYTES: Final = 64 * 1024
 
 
 @dataclass(frozen=True)

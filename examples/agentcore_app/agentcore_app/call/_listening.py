@@ -20,6 +20,8 @@ from typing import Any, Final, Protocol
 
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE
 
+from strands_voice.listen import EndOfTurn
+
 from ..config import RecognizerChoice
 from ..payload import CallStart
 
@@ -102,10 +104,12 @@ class TurnTiming:
     Attributes:
         speech_end: When the audio of the end of the caller's speech arrived.
         recognition_s: From the end of the turn (its silence heard) to the final text.
+        end_of_turn: Why the turn ended (the turn-end model's verdict, the silence timer, the length cap).
     """
 
     speech_end: float | None
     recognition_s: float | None
+    end_of_turn: EndOfTurn | None = None
 
 
 class TurnClock:
@@ -122,6 +126,7 @@ class TurnClock:
         self._speech_end: float | None = None
         self._turn_ended: float | None = None
         self._recognized: float | None = None
+        self._end_of_turn: EndOfTurn | None = None
 
     def fed(self, pcm_bytes: int) -> None:
         """``pcm_bytes`` of the caller's audio arrived now."""
@@ -140,17 +145,19 @@ class TurnClock:
         self._speech_end = self.arrival(speech_end_s)
         self._turn_ended = self._clock()
 
-    def recognized(self) -> None:
-        """The turn's final text came."""
+    def recognized(self, end_of_turn: EndOfTurn | None) -> None:
+        """The turn's final text came (with why the turn ended)."""
         self._recognized = self._clock()
+        self._end_of_turn = end_of_turn
 
     def take_turn(self) -> TurnTiming:
         """The times of the turn just heard (and forget them)."""
         recognition = None
         if self._turn_ended is not None and self._recognized is not None:
             recognition = self._recognized - self._turn_ended
-        timing = TurnTiming(self._speech_end, recognition)
+        timing = TurnTiming(self._speech_end, recognition, self._end_of_turn)
         self._speech_end = self._turn_ended = self._recognized = None
+        self._end_of_turn = None
         return timing
 
     def now(self) -> float:
