@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from http_support import refusal_of_a_huge_body
 from reliability_support import ToneEngine, assert_no_leak, wait_for
 from websockets.asyncio.client import connect
 
@@ -27,7 +28,6 @@ HOSTILE_ID = "\u20ac1"
 #: A weight of 1 followed by 400 zeros: a float reads it as infinity.
 OVERFLOWING_BLEND = "af_heart(1" + "0" * 400 + ")"
 DEEP_JSON = b"[" * 30_000 + b"]" * 30_000
-SIXTY_FOUR_MB = 64 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
@@ -121,37 +121,11 @@ def test_json_nested_past_the_parser_is_a_400_without_a_trace_at_every_door(
     assert not traces
 
 
-def _refusal_of_a_huge_body(port: int, path: str, *, chunked: bool) -> tuple[str, bool]:
-    """Send the head of a 64 MB POST and 256 kB of its body, then read: the status line, and whether the
-    server closed the connection without waiting for the other 63.75 MB."""
-    length = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {SIXTY_FOUR_MB}"
-    head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n{length}\r\n\r\n"
-    piece = b"x" * 65_536
-    if chunked:
-        piece = b"%x\r\n" % len(piece) + piece + b"\r\n"
-    with socket.create_connection(("127.0.0.1", port), timeout=GUARD_S) as sock:
-        received = b""
-        try:
-            sock.sendall(head.encode())
-            for _ in range(4):
-                sock.sendall(piece)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # refused on its head alone: the server has answered and closed already
-        try:
-            while chunk := sock.recv(65_536):
-                received += chunk
-        except TimeoutError:
-            return received.split(b"\r\n", 1)[0].decode(), False
-        except ConnectionResetError:
-            pass  # closed with the body unread: a reset may follow the answer
-    return received.split(b"\r\n", 1)[0].decode(), True
-
-
 @pytest.mark.parametrize("path", ["/invocations", "/v1/audio/speech"])
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
 def test_a_64_mb_body_is_refused_before_it_is_read(served: tuple[Any, Any], path: str, chunked: bool) -> None:
     _app, server = served
-    status, closed = _refusal_of_a_huge_body(server.port, path, chunked=chunked)
+    status, closed = refusal_of_a_huge_body(server.port, path, chunked=chunked)
     assert status.startswith("HTTP/1.1 413"), status
     assert closed, "the server kept the connection to read (and drop) the rest of the body"
 
