@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import pytest
-from call_support import START, Caller, scripted_listeners
-from conversation_model import HoldingEcho
-from http_support import refusal_of_a_huge_body
-from instant_tts import InstantTTS
+from support.call import START, Caller, scripted_listeners
+from support.conversation_model import HoldingEcho
+from support.http import refusal_of_a_huge_body
+from support.instant_tts import InstantTTS
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -26,7 +26,7 @@ GUARD_S = 60.0
 def app_server(tmp_path: Path) -> Iterator[Any]:
     """The app (echoing model, file store under ``tmp_path/store``, scripted listening) on a free port."""
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation import ConversationStore
     from kokoro_endpoint.runner import running_server
 
     app = create_app(

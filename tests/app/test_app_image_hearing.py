@@ -20,10 +20,10 @@ from typing import Any
 
 import httpx
 import pytest
-from call_support import START, Caller
-from endpoint_process import free_port
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.call import START, Caller
+from support.endpoint_process import free_port
+from support.spoken import silence, speak_16k
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -14,11 +14,11 @@ import time
 from typing import Any
 
 import pytest
-from endpoint_support import CountingEngine, HeldWebSocket
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, BidiSession
+from support.endpoint import CountingEngine, HeldWebSocket
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from endpoint_support import CountingEngine, HeldWebSocket
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.ws_session import BidiSession
+from support.endpoint import CountingEngine, HeldWebSocket
 
 pytestmark = pytest.mark.timeout(60)
 

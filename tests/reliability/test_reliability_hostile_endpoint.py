@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 import pytest
-from http_support import refusal_of_a_huge_body
-from reliability_support import ToneEngine, assert_no_leak, wait_for
+from support.http import refusal_of_a_huge_body
+from support.reliability import ToneEngine, assert_no_leak, wait_for
 from websockets.asyncio.client import connect
 
 #: How long a test waits for something that must happen (a bound, never the thing measured).

@@ -151,7 +151,7 @@ def test_an_error_event_from_the_service_is_a_coded_error(
     refusing: tuple[str, TranscribeStats], caplog: pytest.LogCaptureFixture
 ) -> None:
     url, stats = refusing
-    caplog.set_level(logging.WARNING, "strands_voice.listen.transcribe")
+    caplog.set_level(logging.WARNING)
     audio = tone(20)
     recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
 
