@@ -30,7 +30,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 from strands_voice_protocol.errors import MissingDependencyError
 
-from agentcore_app.conversation import InvalidSessionIdError, validate_session_id
+from agentcore_app.conversation import InvalidSessionIdError, one_off_session_id, validate_session_id
 from strands_voice import VoiceCallbackHandler
 from strands_voice.listen import ListenEvent, Transcript, TurnEnded
 from strands_voice.turns import (
@@ -98,7 +98,7 @@ class Call:
         turn_settings: TurnSettings | None = None,
     ) -> None:
         self.websocket = websocket
-        self.session_id = session_id or f"call-{uuid.uuid4().hex}"
+        self.session_id = session_id or one_off_session_id()
         self.answering = answering
         self.listener_factory = listener_factory
         self.frames = frames.CallFrames(limits, CallEventBuilder())
