@@ -23,7 +23,7 @@ from strands_voice_protocol.events import EVENT_TYPES, Event
 
 from strands_voice import _moved
 from strands_voice.agent import NOTHING_HEARD, VoiceCallbackHandler, VoicePlugin, run_voice
-from strands_voice.devices import Speakers
+from strands_voice.devices import Microphone, Speakers
 from strands_voice.session import RetryPolicy, TTSSession
 from strands_voice.speech import VOICE_OPTIONS_KEY, Mode, VoiceOptions
 from strands_voice.transports import (
@@ -44,6 +44,7 @@ __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     "Mode",
     "run_voice",
     "Speakers",
+    "Microphone",
     "NOTHING_HEARD",
     # The TTS session and its transports
     "TTSSession",

@@ -32,6 +32,7 @@ PUBLIC_API = {
     "Mode",
     "run_voice",
     "Speakers",
+    "Microphone",
     "NOTHING_HEARD",
     "TTSSession",
     "RetryPolicy",

@@ -35,6 +35,20 @@ logger = logging.getLogger(__name__)
 PROG = "agent-infra"
 
 
+def _add_deployment_options(sub: argparse.ArgumentParser) -> None:
+    """What the deployed app does: where it keeps conversations, how it hears spoken calls."""
+    sub.add_argument(
+        "--conversation-store",
+        choices=CONVERSATION_STORES,
+        help="where the agent keeps conversations (default: s3; see docs/infrastructure.md)",
+    )
+    sub.add_argument(
+        "--call-recognizer",
+        help="how spoken calls are heard: whisper (default, in the app) or transcribe[:<language>] "
+        "(the runtime role may then call Amazon Transcribe)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``deploy``, ``destroy``, ``synth``, ``status``, ``demo``)."""
     parser = argparse.ArgumentParser(
@@ -60,11 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
             default="kokoro-82m",
             help=f"the TTS model whose endpoint to use ({', '.join(MODELS)})",
         )
-        sub.add_argument(
-            "--conversation-store",
-            choices=CONVERSATION_STORES,
-            help="where the agent keeps conversations (default: s3; see docs/infrastructure.md)",
-        )
+        _add_deployment_options(sub)
         cli.add_output_options(sub, "agent")
         if name != "synth":
             cli.add_aws_options(sub)
@@ -103,6 +113,7 @@ def _config(args: argparse.Namespace) -> InfraConfig:
         return InfraConfig(speech_model=spec).with_overrides(
             bedrock_model_id=getattr(args, "bedrock_model_id", None),
             conversation_store=getattr(args, "conversation_store", None),
+            call_recognizer=getattr(args, "call_recognizer", None),
             repo_root=getattr(args, "repo_root", None),
         )
     except ConfigError as exc:

@@ -112,6 +112,8 @@ class AgentFoundationStack(Stack):
         )
 
         self._grant_runtime_logs(config)
+        if config.uses_transcribe:
+            self._grant_transcribe()
 
         self.conversations = ConversationStore(self, "Conversations", config=config, role=self.role)
 
@@ -119,6 +121,19 @@ class AgentFoundationStack(Stack):
         logger.debug(
             "stack=<%s>, model=<%s> | agent foundation defined", construct_id, config.bedrock_model_id
         )
+
+    def _grant_transcribe(self) -> None:
+        """Let the role stream the calls' audio to Amazon Transcribe (``CALL_RECOGNIZER=transcribe``)."""
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                sid="StreamToTranscribe", actions=["transcribe:StartStreamTranscription"], resources=["*"]
+            )
+        )
+        reason = (
+            "Amazon Transcribe's StartStreamTranscription has no resource type to name (the service "
+            "authorization reference lists none), so the statement is the one action on '*'."
+        )
+        suppress(self.role, "AwsSolutions-IAM5", reason, applies_to=["Resource::*"])
 
     def _grant_runtime_logs(self, config: InfraConfig) -> None:
         """Let the role write the runtime's own log groups, and give cdk-nag the reason for its wildcards.

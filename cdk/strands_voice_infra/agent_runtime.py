@@ -100,7 +100,8 @@ class AgentRuntimeStack(Stack):
         )
 
     def _environment(self, config: InfraConfig, conversations: Mapping[str, str] | None) -> dict[str, str]:
-        """The app's environment: the endpoint, the model, the metrics and the conversation store."""
+        """The app's environment: the endpoint, the model, the metrics, the calls' recognizer and the
+        conversation store."""
         return {
             "TTS_ENDPOINT_URL": tts_endpoint_url(config.endpoint_name, self.region),
             "BEDROCK_MODEL_ID": config.bedrock_model_id,
@@ -108,5 +109,7 @@ class AgentRuntimeStack(Stack):
             # One EMF line per answer (agentcore_app.metrics), named after the runtime.
             "AGENT_METRICS": "emf",
             "AGENT_METRICS_SERVICE": config.agent_runtime_name,
+            # The role may call Transcribe only when this says transcribe (AgentFoundation).
+            "CALL_RECOGNIZER": config.call_recognizer,
             **(conversations or {"CONVERSATION_STORE": "none"}),
         }

@@ -82,6 +82,8 @@ _BEDROCK_MODEL_ID = re.compile(
     r"^(arn:aws[a-z-]*:bedrock:[a-z0-9-]*:\d{0,12}:[a-z-]+/[A-Za-z0-9.:_/-]+|[A-Za-z0-9.:_-]+)$"
 )
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: The app's ``CALL_RECOGNIZER``: Whisper in the app's own CPU, or Amazon Transcribe (in a language).
+_CALL_RECOGNIZER = re.compile(r"^(whisper|transcribe(:[a-z]{2,3}-[A-Z]{2})?)$")
 
 
 def is_gpu_instance(instance_type: str) -> bool:
@@ -175,6 +177,9 @@ class InfraConfig:
         conversation_store: Where the agent keeps conversations (:data:`CONVERSATION_STORES`).
         conversation_prefix: The S3 key prefix of the conversations (``s3`` store).
         conversation_retention_days: Days a conversation is kept (S3 lifecycle, or memory event expiry).
+        call_recognizer: The app's ``CALL_RECOGNIZER`` for spoken calls: ``whisper`` (offline, in the
+            app's CPU) or ``transcribe`` / ``transcribe:<language>`` (the runtime role may then call
+            ``transcribe:StartStreamTranscription``).
         alarm_email: An address the speech alarms notify (through a new SNS topic); empty: none.
         alarm_topic_arn: An existing SNS topic the speech alarms notify; empty: none.
         first_chunk_p95_alarm_ms: The first-chunk latency p95 (ms) that raises the alarm.
@@ -197,6 +202,7 @@ class InfraConfig:
     conversation_store: str = "s3"
     conversation_prefix: str = "conversations/"
     conversation_retention_days: int = 30
+    call_recognizer: str = "whisper"
     alarm_email: str = ""
     alarm_topic_arn: str = ""
     first_chunk_p95_alarm_ms: float = 1500.0
@@ -246,6 +252,11 @@ class InfraConfig:
             raise ConfigError(
                 f"conversation retention must be 1 to 365 days, got {self.conversation_retention_days}"
             )
+        if not _CALL_RECOGNIZER.match(self.call_recognizer):
+            raise ConfigError(
+                f"call recognizer must be whisper, transcribe or transcribe:<language> (ja-JP), "
+                f"got {self.call_recognizer!r}"
+            )
         if self.alarm_email and not re.match(r"^[^@\s]+@[^@\s]+\.[^@\s]+$", self.alarm_email):
             raise ConfigError(f"not an email address: {self.alarm_email!r}")
         if self.alarm_topic_arn and not re.match(
@@ -259,6 +270,11 @@ class InfraConfig:
         for key in self.container_environment:
             if not _ENV_NAME.match(key):
                 raise ConfigError(f"not an environment variable name: {key!r}")
+
+    @property
+    def uses_transcribe(self) -> bool:
+        """Whether the app's spoken calls recognize with Amazon Transcribe."""
+        return self.call_recognizer.startswith("transcribe")
 
     @property
     def endpoint_name(self) -> str:
@@ -275,7 +291,8 @@ class InfraConfig:
 
         Keys: ``speech_model``, ``instance_type``, ``min_instances``, ``max_instances``,
         ``target_concurrency``, ``network_isolation``, ``bedrock_model_id``, ``repo_root``,
-        ``conversation_store``, ``conversation_prefix``, ``conversation_retention_days``, ``alarm_email``,
+        ``conversation_store``, ``conversation_prefix``, ``conversation_retention_days``,
+        ``call_recognizer``, ``alarm_email``,
         ``alarm_topic_arn``, ``first_chunk_p95_alarm_ms``, ``error_rate_alarm_percent``,
         ``sessions_alarm_percent``.
 
@@ -304,7 +321,13 @@ class InfraConfig:
             values["bedrock_model_id"] = str(context["bedrock_model_id"])
         if context.get("repo_root"):
             values["repo_root"] = Path(str(context["repo_root"])).resolve()
-        for key in ("conversation_store", "conversation_prefix", "alarm_email", "alarm_topic_arn"):
+        for key in (
+            "conversation_store",
+            "conversation_prefix",
+            "call_recognizer",
+            "alarm_email",
+            "alarm_topic_arn",
+        ):
             if context.get(key):
                 values[key] = str(context[key])
         if context.get("conversation_retention_days") is not None:

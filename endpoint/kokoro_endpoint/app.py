@@ -99,10 +99,18 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
 
 
 def _lifespan(
-    state: EndpointState, metrics: EndpointMetrics | None, interval_s: float
+    state: EndpointState,
+    metrics: EndpointMetrics | None,
+    interval_s: float,
+    on_load_failure: Callable[[BaseException], None] | None,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """The app's lifespan: the scheduler, the engine (loaded in the background when not given), the
-    interval metrics; at shutdown every task cancelled and the running step waited for."""
+    interval metrics; at shutdown every task cancelled and the running step waited for. A background
+    load that fails calls ``on_load_failure`` with the error (the CLI stops the server)."""
+
+    def loaded(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None and on_load_failure is not None:
+            on_load_failure(task.exception() or RuntimeError("the engine could not be loaded"))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -116,6 +124,7 @@ def _lifespan(
             await state.load()
         else:
             loader = asyncio.create_task(state.load(), name="engine-load")
+            loader.add_done_callback(loaded)
         reporting = [] if metrics is None else [asyncio.create_task(report_every(metrics, state, interval_s))]
         try:
             yield
@@ -133,6 +142,7 @@ def create_app(
     settings: Settings | None = None,
     metrics: EndpointMetrics | None = None,
     metrics_interval_s: float = DEFAULT_INTERVAL_S,
+    on_load_failure: Callable[[BaseException], None] | None = None,
 ) -> Starlette:
     """Build the endpoint app.
 
@@ -144,6 +154,8 @@ def create_app(
         metrics: Where the CloudWatch metrics go (:mod:`kokoro_endpoint.metrics`); None: as
             ``KOKORO_METRICS`` says (off unless ``emf``).
         metrics_interval_s: Seconds between the interval metrics (sessions, queued steps, errors).
+        on_load_failure: Called with the error when the background load fails (``/ping`` would say
+            ``loading`` for ever): the CLI stops the server and exits non-zero.
 
     Returns:
         The Starlette app.
@@ -159,7 +171,7 @@ def create_app(
             Route("/voices", voices, methods=["GET"]),
             *openai_routes(),
         ],
-        lifespan=_lifespan(state, metrics, metrics_interval_s),
+        lifespan=_lifespan(state, metrics, metrics_interval_s, on_load_failure),
         middleware=[]
         if metrics is None
         else [Middleware(MetricsMiddleware, metrics=metrics, max_frame_bytes=state.settings.max_frame_bytes)],

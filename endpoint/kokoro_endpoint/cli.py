@@ -60,6 +60,18 @@ def _add_serving_arguments(parser: argparse.ArgumentParser, defaults: Settings) 
     parser.add_argument("--max-text-chars", type=int, default=defaults.max_text_chars)
     parser.add_argument("--idle-timeout", type=float, default=defaults.idle_timeout_s, help="seconds")
     parser.add_argument(
+        "--max-session-age",
+        type=float,
+        default=defaults.max_session_s,
+        help="close a WebSocket session this many seconds after it opened (default %(default)s)",
+    )
+    parser.add_argument(
+        "--send-timeout",
+        type=float,
+        default=defaults.send_timeout_s,
+        help="drop a client that takes no frame for this many seconds (default %(default)s)",
+    )
+    parser.add_argument(
         "--clause-chars",
         type=int,
         default=defaults.clause_chars,
@@ -110,6 +122,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         max_sessions=args.max_sessions,
         max_text_chars=args.max_text_chars,
         idle_timeout_s=args.idle_timeout,
+        max_session_s=args.max_session_age,
+        send_timeout_s=args.send_timeout,
         clause_chars=args.clause_chars or None,
         lexicon=load_lexicon_file(args.lexicon) if args.lexicon else {},
         scheduling=args.scheduling,
@@ -119,7 +133,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until interrupted; exit 1 at once, with one line, when ``--device`` cannot be had."""
+    """Run the server until interrupted; exit 1 with one line when ``--device`` cannot be had, or when the
+    engine cannot be loaded (a bad ``--voices``, missing weights): the server stops instead of answering
+    ``/ping`` with ``loading`` for ever."""
     parser = build_parser()
     args = parser.parse_args(argv)
     import uvicorn
@@ -137,8 +153,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (NoGpuError, MissingDependencyError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
         return 1
-    uvicorn.run(
-        create_app(settings=settings),
+    servers: list[uvicorn.Server] = []
+
+    def stop(_error: BaseException) -> None:
+        for server in servers:
+            server.should_exit = True
+
+    app = create_app(settings=settings, on_load_failure=stop)
+    config = uvicorn.Config(
+        app,
         host=args.host,
         port=args.port,
         log_level=args.log_level,
@@ -148,6 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws_ping_timeout=20.0,
         timeout_graceful_shutdown=10,
     )
+    servers.append(uvicorn.Server(config))
+    servers[0].run()
+    load_error = app.state.endpoint.load_error
+    if load_error is not None:
+        print(f"{PROG}: error: the engine could not be loaded: {load_error}", file=sys.stderr)
+        return 1
     return 0
 
 

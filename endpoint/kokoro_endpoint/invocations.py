@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder, format_sample_rate
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
 from strands_voice_protocol.frames import (
@@ -24,6 +25,7 @@ from strands_voice_protocol.sse import encode_sse
 from strands_voice_protocol.synthesis_events import SynthesisEventBuilder
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
+from kokoro_endpoint.capacity import Capacity
 from kokoro_endpoint.engines.interface import Engine
 from kokoro_endpoint.engines.pipeline import RequestAudio, audio_seconds, synthesize_segments
 from kokoro_endpoint.interrupt import Interrupt
@@ -32,30 +34,92 @@ from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
 
-__all__ = ["TRANSPORTS", "SlotResponse", "Synthesis", "binary_body", "invocations", "read_body"]
+__all__ = [
+    "CLOSE_CONNECTION",
+    "TRANSPORTS",
+    "SlotResponse",
+    "Synthesis",
+    "binary_body",
+    "invocations",
+    "read_body",
+]
 
 logger = logging.getLogger(__name__)
 
 TRANSPORTS = ("binary", "sse")
 
 
-def _error(status: int, code: str, message: str, request_id: str | None = None) -> Response:
+#: Sent with a body refused for its size: uvicorn then closes the connection instead of reading (and
+#: discarding) the rest of a body that may be gigabytes long.
+CLOSE_CONNECTION: Final = {"Connection": "close"}
+
+
+def _error(
+    status: int,
+    code: str,
+    message: str,
+    request_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
     body = encode_server_message(ErrorFrame(code, message, request_id))
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+class _SendTimeout(Exception):
+    """The client took longer than the send timeout to take one more piece of the body."""
 
 
 class SlotResponse(StreamingResponse):
-    """A streaming response that gives its capacity slot back however the response ends."""
+    """A streaming response that holds a capacity slot while it streams, and only then.
 
-    def __init__(self, content: AsyncIterator[bytes], *, release: Callable[[], None], **kwargs: Any) -> None:
+    The slot is taken when the response starts, not before: nothing can fail between taking it and the
+    ``finally`` that gives it back. At capacity the ``busy`` response goes out instead. A client that
+    takes no byte for ``send_timeout_s`` (it stopped reading, a proxy buffers nothing more) is dropped, so
+    it cannot hold its slot for ever.
+
+    Args:
+        content: The body.
+        capacity: Where the slot comes from.
+        busy: The answer when no slot is free.
+        send_timeout_s: The longest one piece of the body may wait for the client.
+        **kwargs: Passed to ``StreamingResponse`` (``media_type``, ``headers``).
+    """
+
+    def __init__(
+        self,
+        content: AsyncIterator[bytes],
+        *,
+        capacity: Capacity,
+        busy: Response,
+        send_timeout_s: float,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(content, **kwargs)
-        self._release = release
+        self._capacity = capacity
+        self._busy = busy
+        self._send_timeout_s = send_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if not self._capacity.try_acquire():
+            if isinstance(self.body_iterator, AsyncGenerator):
+                await self.body_iterator.aclose()
+            await self._busy(scope, receive, send)
+            return
+
+        async def send_in_time(message: Message) -> None:
+            try:
+                await asyncio.wait_for(send(message), self._send_timeout_s)
+            except TimeoutError:
+                raise _SendTimeout from None
+
         try:
-            await super().__call__(scope, receive, send)
+            await super().__call__(scope, receive, send_in_time)
+        except _SendTimeout:
+            logger.info(
+                "send_timeout_s=<%s> | the client stopped reading; response dropped", self._send_timeout_s
+            )
         finally:
-            self._release()
+            self._capacity.release()
 
 
 async def read_body(request: Request, limit: int) -> bytes | None:
@@ -83,7 +147,8 @@ async def invocations(request: Request) -> Response:
         return _error(503, "busy", "The model is still loading; try again shortly.")
     body = await read_body(request, settings.max_frame_bytes)
     if body is None:
-        return _error(413, "invalid_request", f"The request is larger than {settings.max_frame_bytes} bytes.")
+        too_large = f"The request is larger than {settings.max_frame_bytes} bytes."
+        return _error(413, "invalid_request", too_large, headers=CLOSE_CONNECTION)
     try:
         message = decode_client_message(body)
     except FrameDecodeError as error:
@@ -109,8 +174,6 @@ async def invocations(request: Request) -> Response:
         return _error(400, "invalid_request", "That audio format is not available here.", job.request_id)
     if not scheduler.admits(settings.admission_max_load):
         return _error(503, "busy", "The endpoint cannot keep one more listener fed.", job.request_id)
-    if not state.capacity.try_acquire():
-        return _error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
     synthesis = Synthesis(job, engine, scheduler, settings, encoder)
     body_iterator: AsyncIterator[bytes]
@@ -120,7 +183,14 @@ async def invocations(request: Request) -> Response:
     else:
         body_iterator = binary_body(synthesis)
         media_type = str(encoder.mime_type)
-    return SlotResponse(body_iterator, release=state.capacity.release, media_type=media_type, headers=headers)
+    return SlotResponse(
+        body_iterator,
+        capacity=state.capacity,
+        busy=_error(503, "busy", "The endpoint is at capacity; try again shortly.", job.request_id),
+        send_timeout_s=settings.send_timeout_s,
+        media_type=media_type,
+        headers=headers,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ import logging
 import os
 import threading
 import time
-from collections import Counter, defaultdict, deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol
 
@@ -35,6 +35,7 @@ from strands_voice_protocol.wire import BIDI_PATH
 __all__ = [
     "DEFAULT_INTERVAL_S",
     "DEFAULT_NAMESPACE",
+    "BidiWatch",
     "EndpointMetrics",
     "MetricsMiddleware",
     "metrics_from_env",
@@ -53,6 +54,8 @@ DEFAULT_ENDPOINT: Final = "kokoro-endpoint"
 #: HTTP routes that synthesize, by path: the ``Route`` dimension.
 _HTTP_ROUTES: Final = {"/invocations": "invocations", "/v1/audio/speech": "openai"}
 _WAV_HEADER_BYTES: Final = 44
+#: Arrival times a session's watch keeps per request id; a session refuses more unfinished requests.
+_MAX_ARRIVALS: Final = 1024
 
 
 class EndpointMetrics:
@@ -160,16 +163,38 @@ Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
 
 
-class _BidiWatch:
-    """One WebSocket session's frames: request arrivals in, first audio byte and completions out."""
+class BidiWatch:
+    """One WebSocket session's frames: request arrivals in, first audio byte and completions out.
+
+    Arrival times are kept by request id until the request's answer begins or ends. A request without an
+    id gets one from the session, which the watch never saw: such arrivals wait under ``""`` and each
+    answer under an id the watch does not know takes the oldest of them. Every synthesize gets exactly one
+    answer (a start, a cancel or an error), so what is kept is what is in flight.
+    """
 
     def __init__(self, metrics: EndpointMetrics, max_frame_bytes: int) -> None:
         self._metrics = metrics
         self._max_frame_bytes = max_frame_bytes
-        self._arrived: defaultdict[str, deque[float]] = defaultdict(deque)
+        self._arrived: dict[str, deque[float]] = {}
         self._request: str | None = None  # the request whose audio is being sent
         self._started = 0.0
         self._first_byte: float | None = None
+
+    @property
+    def waiting(self) -> int:
+        """Arrival times held: requests not yet answered."""
+        return sum(len(arrivals) for arrivals in self._arrived.values())
+
+    def _take(self, rid: str) -> float | None:
+        """The arrival time of the request ``rid`` answers (None when the watch has none), forgotten."""
+        key = rid if self._arrived.get(rid) else ""
+        arrivals = self._arrived.get(key)
+        if not arrivals:
+            return None
+        arrived = arrivals.popleft()
+        if not arrivals:
+            del self._arrived[key]
+        return arrived
 
     def received(self, message: Message) -> None:
         if message.get("type") != "websocket.receive":
@@ -183,7 +208,8 @@ class _BidiWatch:
             return  # answered with an error frame, counted when it is sent
         if isinstance(decoded, Synthesize):
             self._metrics.request_started()
-            self._arrived[decoded.request_id or ""].append(time.monotonic())
+            arrivals = self._arrived.setdefault(decoded.request_id or "", deque(maxlen=_MAX_ARRIVALS))
+            arrivals.append(time.monotonic())
 
     def sent(self, message: Message) -> None:
         if message.get("type") != "websocket.send":
@@ -199,24 +225,20 @@ class _BidiWatch:
         kind = frame.get("type")
         rid = str(frame.get("request_id") or "")
         if kind == "synthesis_start":
-            arrivals = self._arrived.get(rid)
-            self._started = arrivals.popleft() if arrivals else time.monotonic()
+            arrived = self._take(rid)
+            self._started = time.monotonic() if arrived is None else arrived
             self._request, self._first_byte = rid, None
         elif kind == "synthesis_complete":
             first = None if self._first_byte is None else self._first_byte - self._started
             self._metrics.request_done("bidi", first, frame.get("total_duration_s"), frame.get("elapsed_s"))
             self._request = None
-        elif kind == "synthesis_cancelled":
-            if self._request == rid:
-                self._request = None
-            elif self._arrived.get(rid):
-                self._arrived[rid].popleft()  # cancelled before it started
-        elif kind == "error":
-            self._metrics.error(str(frame.get("code", "unknown")))
+        elif kind in ("synthesis_cancelled", "error"):
+            if kind == "error":
+                self._metrics.error(str(frame.get("code", "unknown")))
             if rid and self._request == rid:
                 self._request = None
-            elif rid and self._arrived.get(rid):
-                self._arrived[rid].popleft()
+            else:
+                self._take(rid)  # answered before it started
 
 
 class _HttpWatch:
@@ -326,7 +348,7 @@ class MetricsMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and scope.get("path") == BIDI_PATH:
-            bidi = _BidiWatch(self.metrics, self.max_frame_bytes)
+            bidi = BidiWatch(self.metrics, self.max_frame_bytes)
 
             async def receive_bidi() -> Message:
                 message: Message = await receive()

@@ -24,9 +24,8 @@ stream and capacity slot, the library's encoders; only the request and error sha
 from __future__ import annotations
 
 import base64
-import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -34,13 +33,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from strands_voice_protocol.audio import create_encoder
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
-from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_lexicon
+from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_lexicon, parse_object
 from strands_voice_protocol.sse import encode_sse
 
 from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
-from kokoro_endpoint.invocations import SlotResponse, Synthesis, binary_body, read_body
+from kokoro_endpoint.invocations import CLOSE_CONNECTION, SlotResponse, Synthesis, binary_body, read_body
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import validate_synthesize
 
@@ -85,7 +84,14 @@ _FRAME_ERRORS: Final[dict[str, tuple[int, str | None]]] = {
 }
 
 
-def openai_error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> Response:
+def openai_error(
+    status: int,
+    message: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
     """An OpenAI error object: ``{"error": {"message", "type", "param", "code"}}``."""
     body = {
         "error": {
@@ -95,7 +101,7 @@ def openai_error(status: int, message: str, *, param: str | None = None, code: s
             "code": code,
         }
     }
-    return JSONResponse(body, status_code=status)
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 class _BadRequest(Exception):
@@ -141,11 +147,9 @@ def _speed(body: dict[str, Any]) -> float | None:
 def _parse(body: bytes, engine: Engine) -> tuple[Synthesize, str, str]:
     """The request as a Leg 1 synthesize message, the encoder format and the stream format."""
     try:
-        obj = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        obj = parse_object(body)  # bad UTF-8, not JSON, nested past the parser's depth: all one answer
+    except FrameDecodeError:
         raise _BadRequest("The body must be a JSON object.") from None
-    if not isinstance(obj, dict):
-        raise _BadRequest("The body must be a JSON object.")
     model = _field(obj, "model", "")
     if model not in MODELS:
         raise _BadRequest(
@@ -185,7 +189,8 @@ async def speech(request: Request) -> Response:
         return openai_error(503, "The model is still loading; try again shortly.", code="model_loading")
     body = await read_body(request, settings.max_frame_bytes)
     if body is None:
-        return openai_error(413, f"The request is larger than {settings.max_frame_bytes} bytes.")
+        too_large = f"The request is larger than {settings.max_frame_bytes} bytes."
+        return openai_error(413, too_large, headers=CLOSE_CONNECTION)
     try:
         message, audio_format, stream_format = _parse(body, engine)
     except _BadRequest as error:
@@ -201,8 +206,6 @@ async def speech(request: Request) -> Response:
         return openai_error(400, "That response_format is not available here.", param="response_format")
     if not scheduler.admits(settings.admission_max_load):
         return openai_error(503, "The endpoint cannot keep one more listener fed.", code="busy")
-    if not state.capacity.try_acquire():
-        return openai_error(503, "The endpoint is at capacity; try again shortly.", code="busy")
     logger.debug(
         "request_id=<%s>, format=<%s>, stream=<%s> | speech", job.request_id, audio_format, stream_format
     )
@@ -210,7 +213,14 @@ async def speech(request: Request) -> Response:
     audio = binary_body(Synthesis(job, engine, scheduler, settings, encoder))
     content = _sse_body(audio) if stream_format == "sse" else audio
     media_type = "text/event-stream" if stream_format == "sse" else encoder.mime_type
-    return SlotResponse(content, release=state.capacity.release, media_type=media_type, headers=headers)
+    return SlotResponse(
+        content,
+        capacity=state.capacity,
+        busy=openai_error(503, "The endpoint is at capacity; try again shortly.", code="busy"),
+        send_timeout_s=settings.send_timeout_s,
+        media_type=media_type,
+        headers=headers,
+    )
 
 
 async def _sse_body(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -35,6 +35,10 @@ class Settings:
         max_sessions: Concurrent WebSocket sessions plus ``/invocations`` streams (more: ``busy``/503).
         max_pending_requests: Requests one session may have queued and unfinished (more: ``busy``).
         idle_timeout_s: A session with nothing to do and no frame for this long is closed.
+        max_session_s: A WebSocket session older than this is closed (1001 "going away": a client with
+            audio owed reconnects and resumes), however busy or kept alive it is.
+        send_timeout_s: A WebSocket session or HTTP stream whose client takes no frame (no piece of the
+            body) for this long is dropped: a client that stops reading behind a proxy frees its slot.
         min_speed: Slowest ``speed`` accepted.
         max_speed: Fastest ``speed`` accepted.
         pipeline_depth: Requests of one session in flight at once: one being sent plus the ones being
@@ -71,6 +75,8 @@ class Settings:
     max_sessions: int = 16
     max_pending_requests: int = 64
     idle_timeout_s: float = IDLE_TIMEOUT_S
+    max_session_s: float = 3600.0
+    send_timeout_s: float = 60.0
     min_speed: float = MIN_SPEED
     max_speed: float = MAX_SPEED
     pipeline_depth: int = 2
@@ -96,6 +102,8 @@ class Settings:
             "max_sessions": self.max_sessions,
             "max_pending_requests": self.max_pending_requests,
             "idle_timeout_s": self.idle_timeout_s,
+            "max_session_s": self.max_session_s,
+            "send_timeout_s": self.send_timeout_s,
             "pipeline_depth": self.pipeline_depth,
             "audio_frame_bytes": self.audio_frame_bytes,
             "synthesis_workers": self.synthesis_workers,

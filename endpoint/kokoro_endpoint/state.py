@@ -27,6 +27,7 @@ class EndpointState:
         ready: True once the engine is loaded and warmed (``/ping`` answers 200).
         capacity: Concurrent sessions and streams.
         scheduler: Runs synthesis steps; created at startup.
+        load_error: Why the engine could not be loaded, once it failed (the server should then stop).
     """
 
     settings: Settings
@@ -34,6 +35,7 @@ class EndpointState:
     ready: bool = False
     capacity: Capacity = field(init=False)
     scheduler: SynthesisScheduler | None = None
+    load_error: BaseException | None = None
 
     def __post_init__(self) -> None:
         self.capacity = Capacity(self.settings.max_sessions)
@@ -44,7 +46,11 @@ class EndpointState:
         return self.capacity.in_use, self.capacity.limit, queued
 
     async def load(self) -> None:
-        """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done."""
+        """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done.
+
+        Raises:
+            Exception: whatever loading or warming raised (kept in ``load_error``).
+        """
         try:
             if self.engine is None:
                 settings = self.settings
@@ -52,8 +58,9 @@ class EndpointState:
                     load_engine, settings.engine, settings.model_dir, settings.torch_device, settings.voices
                 )
             await asyncio.to_thread(self.engine.warm_up)
-        except Exception:
-            logger.exception("engine=<%s> | could not load the engine; /ping stays 503", self.settings.engine)
+        except Exception as error:
+            logger.exception("engine=<%s> | could not load the engine", self.settings.engine)
+            self.load_error = error
             raise
         self.ready = True
         logger.info("engine=<%s> | ready", self.engine.name)

@@ -14,7 +14,7 @@ from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 from kokoro_endpoint.languages import LANGUAGE_NAMES, READER_EXTRAS, Reading, request_language
 from kokoro_endpoint.lexicon import Lexicon, lexicon_problem
 from kokoro_endpoint.settings import Settings
-from kokoro_endpoint.voices import parse_voice, unknown_part
+from kokoro_endpoint.voices import BlendWeightError, parse_voice, unknown_part
 
 __all__ = ["SynthesisJob", "error_from_decode", "validate_synthesize"]
 
@@ -69,7 +69,10 @@ def validate_synthesize(
             request_id,
         )
     voice = message.voice or engine.default_voice
-    problem = _voice_problem(voice, engine.voices)
+    try:
+        problem = _voice_problem(voice, engine.voices)
+    except BlendWeightError as error:
+        return ErrorFrame("invalid_request", str(error), request_id)
     if problem is not None:
         shown = ", ".join(sorted(engine.voices)[:12])
         more = ", ..." if len(engine.voices) > 12 else ""
@@ -91,11 +94,17 @@ def validate_synthesize(
 
 
 def _voice_problem(voice: str, voices: frozenset[str]) -> str | None:
-    """Why ``voice`` (a name or a blend) is not one the engine can speak, or None."""
+    """Why ``voice`` (a name or a blend) is not one the engine can speak, or None.
+
+    Raises:
+        BlendWeightError: a blend's weight is out of range (an invalid request, not an unknown voice).
+    """
     if voice in voices:
         return None
     try:
         parts = parse_voice(voice)
+    except BlendWeightError:
+        raise
     except ValueError as error:
         return str(error)
     unknown = unknown_part(parts, voices)

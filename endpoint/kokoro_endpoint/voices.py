@@ -16,6 +16,8 @@ import numpy.typing as npt
 
 __all__ = [
     "KOKORO_DEFAULT_VOICE",
+    "MAX_WEIGHT",
+    "BlendWeightError",
     "VoicePart",
     "blend_styles",
     "parse_voice",
@@ -29,6 +31,13 @@ KOKORO_DEFAULT_VOICE: Final = "af_heart"
 _PART: Final = re.compile(r"\s*([A-Za-z0-9_.\-]+)\s*(?:\(\s*([0-9]*\.?[0-9]+)\s*\))?\s*")
 #: More parts than this is a typo or abuse, not a voice.
 MAX_PARTS: Final = 8
+#: The largest weight a part may have: weights are relative, so a larger one only risks overflow (a weight
+#: that overflows to infinity made a blend of NaNs, spoken as silence).
+MAX_WEIGHT: Final = 1000.0
+
+
+class BlendWeightError(ValueError):
+    """A blend's weight is not a number in (0, ``MAX_WEIGHT``]: the request is invalid, the voices fine."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +52,7 @@ def parse_voice(spec: str) -> tuple[VoicePart, ...]:
     """The parts of a voice spec: one voice, ``a+b`` (equal weights) or ``a(2)+b(1)``.
 
     Raises:
+        BlendWeightError: a weight is not above 0 and at most ``MAX_WEIGHT``.
         ValueError: the spec is not a voice or blend (the message says why, for the client).
     """
     pieces = spec.split("+")
@@ -54,8 +64,10 @@ def parse_voice(spec: str) -> tuple[VoicePart, ...]:
         if match is None:
             raise ValueError(f"'{spec}' is not a voice or a blend such as 'a+b' or 'a(2)+b(1)'.")
         weight = 1.0 if match.group(2) is None else float(match.group(2))
-        if weight <= 0:
-            raise ValueError(f"The weight of '{match.group(1)}' must be positive.")
+        if not 0 < weight <= MAX_WEIGHT:  # "1" and 400 zeros reads as inf; 0.000...1 as 0
+            raise BlendWeightError(
+                f"The weight of '{match.group(1)}' must be above 0 and at most {MAX_WEIGHT:g}."
+            )
         parts.append(VoicePart(match.group(1), weight))
     return tuple(parts)
 

@@ -1,6 +1,7 @@
 """One Leg 1 WebSocket session: many requests, answered in order, synthesized ahead, cancellable.
 
-Three tracked tasks per session (plus an idle watchdog):
+Three tracked tasks per session (plus a watchdog that closes it once idle for ``idle_timeout_s`` or open
+for ``max_session_s``):
 
 - receive: decodes each frame (text or binary), answers bad input with an ``error`` frame in order
   (and stops reading while ``MAX_QUEUED_ERRORS`` of them are unsent), queues valid requests, and handles
@@ -11,7 +12,8 @@ Three tracked tasks per session (plus an idle watchdog):
   ``AUDIO_BUFFER_SEGMENTS`` segments ahead of it within a request (backpressure: a client that stops
   reading stops the synthesis; the session submits no further step, so the shared scheduler's worker goes
   to the other sessions);
-- send: the only writer; walks the requests in order and never interleaves two requests' audio.
+- send: the only writer; walks the requests in order and never interleaves two requests' audio; a client
+  that takes no frame for ``send_timeout_s`` (it stopped reading) ends the session.
 """
 
 from __future__ import annotations
@@ -36,76 +38,31 @@ from strands_voice_protocol.frames import (
     SynthesisStart,
     Synthesize,
     WordTimestamps,
-    WordTiming,
     decode_client_message,
     encode_server_message,
 )
 
 from kokoro_endpoint.audio_out import SampleSkip, pcm16_frames, to_pcm16
 from kokoro_endpoint.engines.interface import Engine
-from kokoro_endpoint.engines.pipeline import RequestAudio, audio_seconds, synthesize_segments
+from kokoro_endpoint.engines.pipeline import audio_seconds, synthesize_segments
 from kokoro_endpoint.interrupt import Interrupt
-from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
+from kokoro_endpoint.scheduler import SynthesisScheduler
+from kokoro_endpoint.session_request import AUDIO_BUFFER_SEGMENTS, DONE, FAILED, SessionRequest
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import session_policy
-from kokoro_endpoint.synthesis_job import SynthesisJob, error_from_decode, validate_synthesize
+from kokoro_endpoint.synthesis_job import error_from_decode, validate_synthesize
 
 __all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
 
 logger = logging.getLogger(__name__)
 
 
-class _Marker:
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
-
-
-_DONE: Final = _Marker("done")
-_WAKE: Final = _Marker("wake")
-_FAILED: Final = _Marker("failed")
-
-#: Synthesized segments (each one engine step, sent as one or more frames) a request may hold while its
-#: audio waits to be sent: enough to keep the sender busy, few enough that a stalled client costs little.
-AUDIO_BUFFER_SEGMENTS: Final = 3
-
 #: Error frames a session may hold unsent. A client that keeps sending bad frames without reading the
 #: answers is not read any further until they drain, so its flood costs the endpoint bounded memory.
 MAX_QUEUED_ERRORS: Final = 32
 
 
-# A segment's words (when asked; on the request's timeline) and its frames.
-_Segment = tuple[tuple[WordTiming, ...], list[bytes]]
-
-
-class _Request:
-    """A request travelling through the session: its (bounded) audio queue and its state."""
-
-    def __init__(self, job: SynthesisJob) -> None:
-        self.job = job
-        # One item per segment: the segment's words (when asked) and frames, or a marker.
-        self.audio: asyncio.Queue[_Segment | _Marker] = asyncio.Queue(maxsize=AUDIO_BUFFER_SEGMENTS)
-        self.cancelled = False
-        self.holds_permit = False
-        self.stream: SegmentStream[RequestAudio] | None = None  # while it is being synthesized
-
-    def cancel(self) -> None:
-        if not self.cancelled:
-            self.cancelled = True
-            if self.stream is not None:
-                # Stops the engine's running step (an interruptible engine's at once): the session's
-                # next request must not wait for audio nobody will hear.
-                self.stream.close()
-            # Drop the buffered audio (never sent now): this frees the memory, releases a producer
-            # blocked on a full queue, and leaves room to wake a sender waiting for audio.
-            while not self.audio.empty():
-                self.audio.get_nowait()
-            self.audio.put_nowait(_WAKE)
-
-
-_Outgoing = _Request | ErrorFrame | None  # None: the client asked to close
+_Outgoing = SessionRequest | ErrorFrame | None  # None: the client asked to close
 
 
 class BidiSession:
@@ -127,12 +84,13 @@ class BidiSession:
         self._settings = settings
         self._outbox: asyncio.Queue[_Outgoing] = asyncio.Queue()
         self._error_slots = asyncio.Semaphore(MAX_QUEUED_ERRORS)
-        self._to_synthesize: asyncio.Queue[_Request | None] = asyncio.Queue()
-        self._live: dict[str, list[_Request]] = defaultdict(list)
+        self._to_synthesize: asyncio.Queue[SessionRequest | None] = asyncio.Queue()
+        self._live: dict[str, list[SessionRequest]] = defaultdict(list)
         self._unfinished = 0
         self._permits = asyncio.Semaphore(settings.pipeline_depth)
         self._closing = False
-        self._last_activity = time.monotonic()
+        self._last_activity = self._opened_at = time.monotonic()
+        self._send_timeout = settings.send_timeout_s
         self._bytes_per_second = engine.sample_rate * 2
         self._silence = settings.silence
         # The listener's playback clock, shared by the session's requests (deadline scheduling).
@@ -224,7 +182,7 @@ class BidiSession:
             return result
         if self._unfinished >= self._settings.max_pending_requests:
             return ErrorFrame("busy", "Too many requests are waiting in this session.", result.request_id)
-        request = _Request(result)
+        request = SessionRequest(result)
         self._unfinished += 1
         self._live[result.request_id].append(request)
         self._outbox.put_nowait(request)
@@ -257,7 +215,7 @@ class BidiSession:
                 continue
             await self._synthesize(request)
 
-    async def _synthesize(self, request: _Request) -> None:
+    async def _synthesize(self, request: SessionRequest) -> None:
         job = request.job
         interrupt = Interrupt()
         skip = SampleSkip(job.skip_samples or 0, self._engine.sample_rate)
@@ -284,7 +242,7 @@ class BidiSession:
                 if request.cancelled:
                     return
                 if segment is None:
-                    await request.audio.put(_DONE)
+                    await request.audio.put(DONE)
                     return
                 pcm, words = skip.take_segment(to_pcm16(segment.audio), segment.words)
                 if not pcm:
@@ -296,12 +254,12 @@ class BidiSession:
         except Exception:
             logger.exception("request_id=<%s> | synthesis failed", job.request_id)
             if not request.cancelled:
-                await request.audio.put(_FAILED)
+                await request.audio.put(FAILED)
         finally:
             if request.stream is not None:
                 request.stream.close()
 
-    def _release(self, request: _Request) -> None:
+    def _release(self, request: SessionRequest) -> None:
         if request.holds_permit:
             request.holds_permit = False
             self._permits.release()
@@ -314,16 +272,26 @@ class BidiSession:
         except (WebSocketDisconnect, OSError, RuntimeError) as error:
             # The client went away mid-send (starlette raises RuntimeError after a close).
             logger.debug("error=<%s> | send failed; ending the session", type(error).__name__)
+        except TimeoutError:
+            # It stopped reading (a proxy in front of it keeps the connection and its keepalives alive).
+            logger.info(
+                "send_timeout_s=<%s> | the client stopped reading; ending the session", self._send_timeout
+            )
+
+    async def _send(self, frame: str | bytes) -> None:
+        """Send one frame, or raise TimeoutError when the client has not taken it within the send timeout."""
+        send = self._ws.send_text(frame) if isinstance(frame, str) else self._ws.send_bytes(frame)
+        await asyncio.wait_for(send, self._send_timeout)
 
     async def _send_all(self) -> None:
         while True:
             item = await self._outbox.get()
             if item is None:
                 logger.debug("closing the session at the client's request")
-                await self._ws.close(code=1000)
+                await asyncio.wait_for(self._ws.close(code=1000), self._send_timeout)
                 return
             if isinstance(item, ErrorFrame):
-                await self._ws.send_text(encode_server_message(item))
+                await self._send(encode_server_message(item))
                 self._error_slots.release()
                 continue
             try:
@@ -331,13 +299,13 @@ class BidiSession:
             finally:
                 self._finish(item)
 
-    async def _send_request(self, request: _Request) -> None:
+    async def _send_request(self, request: SessionRequest) -> None:
         job = request.job
         rid = job.request_id
         if request.cancelled:
-            await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
+            await self._send(encode_server_message(SynthesisCancelled(rid)))
             return
-        await self._ws.send_text(
+        await self._send(
             encode_server_message(
                 SynthesisStart(rid, sample_rate=self._engine.sample_rate, skip_samples=job.skip_samples)
             )
@@ -346,35 +314,35 @@ class BidiSession:
         while True:
             item = await request.audio.get()
             if request.cancelled:
-                await self._ws.send_text(encode_server_message(SynthesisCancelled(rid)))
+                await self._send(encode_server_message(SynthesisCancelled(rid)))
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | cancelled", rid, sent)
                 return
             if isinstance(item, tuple):
                 words, frames = item
                 if words:
                     stamps = WordTimestamps(rid, words)
-                    await self._ws.send_text(encode_server_message(stamps))
+                    await self._send(encode_server_message(stamps))
                 for frame in frames:
                     if request.cancelled:
                         break  # the loop's next get() finds the wake-up marker and answers the cancel
-                    await self._ws.send_bytes(frame)
+                    await self._send(frame)
                     sent += len(frame)
-            elif item is _DONE:
+            elif item is DONE:
                 complete = SynthesisComplete(
                     request_id=rid,
                     audio_bytes=sent,
                     total_duration_s=sent / self._bytes_per_second,
                     elapsed_s=round(time.monotonic() - job.received_at, 4),
                 )
-                await self._ws.send_text(encode_server_message(complete))
+                await self._send(encode_server_message(complete))
                 logger.debug("request_id=<%s>, audio_bytes=<%d> | complete", rid, sent)
                 return
-            elif item is _FAILED:
+            elif item is FAILED:
                 error = ErrorFrame("internal", "Speech synthesis failed for this request.", rid)
-                await self._ws.send_text(encode_server_message(error))
+                await self._send(encode_server_message(error))
                 return
 
-    def _finish(self, request: _Request) -> None:
+    def _finish(self, request: SessionRequest) -> None:
         self._release(request)
         self._unfinished -= 1
         self._last_activity = time.monotonic()
@@ -388,13 +356,26 @@ class BidiSession:
     # idle ------------------------------------------------------------------------------------------
 
     async def _idle_watchdog(self) -> None:
-        timeout = self._settings.idle_timeout_s
+        """Close the session once it has been idle for ``idle_timeout_s`` or open for ``max_session_s``."""
+        timeout, max_age = self._settings.idle_timeout_s, self._settings.max_session_s
         while True:
+            now = time.monotonic()
             if self._unfinished or not self._outbox.empty():
-                self._last_activity = time.monotonic()
-            remaining = self._last_activity + timeout - time.monotonic()
-            if remaining <= 0:
+                self._last_activity = now
+            idle_left = self._last_activity + timeout - now
+            age_left = self._opened_at + max_age - now
+            if idle_left <= 0:
                 logger.info("idle_timeout_s=<%s> | closing an idle session", timeout)
-                await self._ws.close(code=1000, reason="idle timeout")
+                await self._close(1000, "idle timeout")
                 return
-            await asyncio.sleep(min(remaining, 1.0))
+            if age_left <= 0:
+                # 1001: a client with audio owed reconnects and resumes; one that stopped reading is gone.
+                logger.info("max_session_s=<%s> | closing a session at its maximum age", max_age)
+                await self._close(1001, "session too old")
+                return
+            await asyncio.sleep(min(idle_left, age_left, 1.0))
+
+    async def _close(self, code: int, reason: str) -> None:
+        """Close the WebSocket, giving up after the send timeout (a client that reads nothing)."""
+        with contextlib.suppress(TimeoutError, WebSocketDisconnect, OSError, RuntimeError):
+            await asyncio.wait_for(self._ws.close(code=code, reason=reason), self._send_timeout)

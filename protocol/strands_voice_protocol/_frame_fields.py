@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, Field, fields
 from types import NoneType, UnionType
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
 from strands_voice_protocol.errors import FrameDecodeError
+from strands_voice_protocol.limits import MAX_REQUEST_ID_CHARS
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -25,6 +27,7 @@ __all__ = [
     "optional_bool",
     "optional_count",
     "optional_number",
+    "optional_request_id",
     "optional_str",
     "parse_object",
     "read_dataclass",
@@ -61,6 +64,9 @@ def encodable(value: str, key: str) -> str:
     return value
 
 
+_REQUEST_ID = re.compile(rf"[!-~]{{1,{MAX_REQUEST_ID_CHARS}}}")
+
+
 def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -85,6 +91,21 @@ def optional_str(obj: dict[str, Any], key: str) -> str | None:
     """A string that UTF-8 can carry, or None when absent."""
     value: str | None = _optional(obj, key, lambda v: isinstance(v, str), "a string")
     return None if value is None else encodable(value, key)
+
+
+def optional_request_id(obj: dict[str, Any], key: str) -> str | None:
+    """A request id (1 to ``MAX_REQUEST_ID_CHARS`` visible ASCII characters), or None when absent.
+
+    The endpoint echoes it in a response header and writes it to its log: anything else (a newline that
+    would forge a log line, a character a header cannot carry) is refused here, at every door alike.
+    """
+    value: str | None = _optional(obj, key, lambda v: isinstance(v, str), "a string")
+    if value is not None and not _REQUEST_ID.fullmatch(value):
+        raise FrameDecodeError(
+            "invalid_request",
+            f"'{key}' must be 1 to {MAX_REQUEST_ID_CHARS} visible ASCII characters (no spaces or controls).",
+        )
+    return value
 
 
 def optional_bool(obj: dict[str, Any], key: str) -> bool | None:

@@ -32,6 +32,7 @@ from strands_voice_protocol._frame_fields import (
     optional_bool,
     optional_count,
     optional_number,
+    optional_request_id,
     optional_str,
     parse_object,
     read_dataclass,
@@ -64,6 +65,7 @@ __all__ = [
     "encode_client_message",
     "encode_server_message",
     "is_control_frame",
+    "parse_object",
     "words_json",
 ]
 
@@ -273,6 +275,9 @@ _CLIENT_READERS: Final[dict[object, Callable[[dict[str, Any], str], Any]]] = {
     int | None: optional_count,
     Mapping[str, str] | None: lambda obj, key: decode_lexicon(obj.get(key)),
 }
+# Fields read by name rather than by type: a request id is bounded visible ASCII (the endpoint logs it and
+# echoes it in a header).
+_CLIENT_FIELDS: Final[dict[str, Callable[[dict[str, Any], str], Any]]] = {"request_id": optional_request_id}
 _CLIENT_TYPES: Final[dict[str, type[ClientMessage]]] = {cls.TYPE: cls for cls in get_args(ClientMessage)}
 
 
@@ -299,7 +304,12 @@ def decode_client_message(data: str | bytes) -> ClientMessage:
             "invalid_request", "Unknown message type; expected synthesize, cancel, close or keepalive."
         )
     hints = type_hints(cls)
-    return cls(**{field.name: _CLIENT_READERS[hints[field.name]](obj, field.name) for field in fields(cls)})
+    return cls(
+        **{
+            field.name: _CLIENT_FIELDS.get(field.name, _CLIENT_READERS[hints[field.name]])(obj, field.name)
+            for field in fields(cls)
+        }
+    )
 
 
 def decode_lexicon(value: Any) -> dict[str, str] | None:

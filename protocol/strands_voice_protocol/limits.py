@@ -11,6 +11,7 @@ from typing import Final
 __all__ = [
     "IDLE_TIMEOUT_S",
     "KEEPALIVE_S",
+    "MAX_REQUEST_ID_CHARS",
     "MAX_SPEED",
     "MAX_TEXT_CHARS",
     "MIN_SPEED",
@@ -29,3 +30,7 @@ IDLE_TIMEOUT_S: Final = 300.0
 #: Seconds between a client's keepalive messages while nothing is owed: well inside the idle timeout, so
 #: a keepalive lost or delayed by a busy loop still leaves four more before the endpoint gives up.
 KEEPALIVE_S: Final = IDLE_TIMEOUT_S / 5
+
+#: The longest ``request_id`` a client may send. A request id is visible ASCII (``!`` to ``~``: no spaces,
+#: no controls), so it can go into an HTTP header and a log line as it is.
+MAX_REQUEST_ID_CHARS: Final = 128

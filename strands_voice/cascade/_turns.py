@@ -1,8 +1,8 @@
 """The cascade's turn adapter: the listener's events and the answers' progress through the one turn-taking
 core (:class:`~strands_voice.turns.TurnTaking`), its actions performed on the cascade.
 
-Every input reaches the core through one queue, read by one task (:meth:`CascadeTurns.run`), which also
-wakes the core when it asks (:attr:`~strands_voice.turns.TurnTaking.wakeup`), with the loop's clock. The
+Every input reaches the core through the library's one asyncio adapter of it,
+:class:`~strands_voice.turns.TurnLoop` (one task, the loop's clock, the core woken when it asks). The
 adapter holds no turn rule: it turns each action into the cascade's calls and ``strands.bidi`` events.
 
 - ``StartAnswer`` / ``PauseAnswer`` / ``ResumeAnswer`` / ``InterruptAnswer`` / ``DropAnswer``: the host's
@@ -46,9 +46,9 @@ from strands_voice.turns import (
     ShowTranscript,
     StartAnswer,
     StopPressed,
-    Tick,
     TurnAction,
     TurnInput,
+    TurnLoop,
     TurnSettings,
     TurnTaking,
     Typed,
@@ -106,8 +106,8 @@ class CascadeTurns:
     ) -> None:
         self._host = host
         self.listener = Listener(settings, vad=vad, recognizer=host.recognizer, turn_model=turn_model)
-        self.core = TurnTaking(turn_settings or TurnSettings(language=settings.language))
-        self._inputs: asyncio.Queue[TurnInput | None] = asyncio.Queue()
+        core = TurnTaking(turn_settings or TurnSettings(language=settings.language))
+        self.loop = TurnLoop(core, self._perform, self._mark)
         self._pump: asyncio.Task[None] | None = None
         self._heard: set[str] = set()  # the answers whose audio went out and that have not ended
 
@@ -117,53 +117,46 @@ class CascadeTurns:
 
     def typed(self, text: str) -> None:
         """A typed turn."""
-        self._inputs.put_nowait(Typed(text))
+        self.loop.put(Typed(text))
 
     def stop_pressed(self) -> None:
         """Barge in without speaking."""
-        self._inputs.put_nowait(StopPressed())
+        self.loop.put(StopPressed())
 
     def answer_speaking(self, answer_id: str) -> None:
         """The answer's first audio went out: the listener hears the caller as someone speaking over it."""
         self._heard.add(answer_id)
         self.listener.agent_speaking = True
-        self._inputs.put_nowait(AnswerSpeaking(answer_id))
+        self.loop.put(AnswerSpeaking(answer_id))
 
     def answer_ended(self, answer_id: str) -> None:
         """The answer ended, however it ended."""
         self._heard.discard(answer_id)
         self.listener.agent_speaking = bool(self._heard)
-        self._inputs.put_nowait(AnswerEnded(answer_id))
+        self.loop.put(AnswerEnded(answer_id))
+
+    @property
+    def core(self) -> TurnTaking:
+        """The turn-taking rules this adapter drives."""
+        return self.loop.core
 
     async def aclose(self) -> None:
         """Stop listening (an open turn is dropped); :meth:`run` ends."""
         await self.listener.aclose()
-        self._inputs.put_nowait(None)
+        self.loop.close()
         if self._pump is not None:
             await cancel_and_wait([self._pump], _CLOSE_GRACE_S)
 
     async def run(self) -> None:
         """Feed every input to the core and perform its actions, until closed."""
         self._pump = asyncio.create_task(self._listen(), name="cascade-listener")
-        loop = asyncio.get_running_loop()
-        while True:
-            wakeup = self.core.wakeup
-            timeout = None if wakeup is None else max(0.0, wakeup - loop.time())
-            try:
-                event = await asyncio.wait_for(self._inputs.get(), timeout)
-            except TimeoutError:
-                event = Tick()
-            if event is None:
-                return
-            self._mark(event)
-            for action in self.core.handle(event, loop.time()):
-                self._perform(action)
+        await self.loop.run()
 
     async def _listen(self) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             async for event in self.listener.events():
-                self._inputs.put_nowait(event)
-        self._inputs.put_nowait(None)
+                self.loop.put(event)
+        self.loop.close()
 
     def _mark(self, event: TurnInput) -> None:
         if isinstance(event, TurnEnded):
@@ -171,7 +164,7 @@ class CascadeTurns:
         elif isinstance(event, Transcript) and event.final:
             self._host.marks["transcript"] = time.perf_counter()
 
-    def _perform(self, action: TurnAction) -> None:
+    async def _perform(self, action: TurnAction) -> None:
         host = self._host
         if isinstance(action, StartAnswer):
             host.start_answer(action.answer_id, action.prompt)

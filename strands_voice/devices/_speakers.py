@@ -24,13 +24,19 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
+import numpy as np
+from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
 from strands_voice._closing import ClosedOnExit
 from strands_voice.devices._playback import PlaybackBuffer
+from strands_voice.devices._portaudio import block_time, find_device, sounddevice
+from strands_voice.devices._timeline import PlayedAudio
+
+if TYPE_CHECKING:
+    from strands_voice.devices._speakers_output import SpeakersOutput
 
 __all__ = ["Speakers"]
 
@@ -38,40 +44,6 @@ logger = logging.getLogger(__name__)
 
 #: How long a full buffer's writer waits before looking again (it is woken as soon as there is room).
 _WAIT_STEP_S: Final = 0.25
-
-
-def _sounddevice() -> Any:
-    """The ``sounddevice`` module, or an error naming what to install."""
-    try:
-        import sounddevice
-    except ImportError:
-        raise MissingDependencyError(
-            "Speakers needs sounddevice: pip install 'strands-voice[speakers]' (in this repository: "
-            "uv sync --group speakers)"
-        ) from None
-    except OSError as error:  # sounddevice loads the PortAudio library when imported
-        raise MissingDependencyError(
-            f"Speakers needs the PortAudio library ({error}): apt-get install libportaudio2 on Debian or "
-            "Ubuntu, brew install portaudio on macOS"
-        ) from None
-    return sounddevice
-
-
-def _output_device(sd: Any, device: int | str | None) -> dict[str, Any]:
-    """The PortAudio output device ``device`` names (None: the default one).
-
-    Raises:
-        ConfigurationError: no such output device (the message lists the ones there are).
-    """
-    try:
-        info = sd.query_devices(device, "output") if device is not None else sd.query_devices(kind="output")
-    except (ValueError, sd.PortAudioError) as error:
-        outputs = [str(d["name"]) for d in sd.query_devices() if int(d["max_output_channels"]) > 0]
-        wanted = "no default output device" if device is None else f"no output device {device!r}"
-        raise ConfigurationError(
-            f"Speakers: {wanted} ({error}); output devices here: {', '.join(outputs) or 'none'}"
-        ) from None
-    return dict(info)
 
 
 class Speakers(ClosedOnExit):
@@ -100,8 +72,8 @@ class Speakers(ClosedOnExit):
     ) -> None:
         if max_buffer_s <= 0:
             raise ConfigurationError("max_buffer_s must be positive")
-        self._sd = _sounddevice()
-        self.device = _output_device(self._sd, device)
+        self._sd = sounddevice("Speakers")
+        self.device = find_device(self._sd, device, "output", "Speakers")
         self._device = device
         self._latency = latency
         self._max_buffer_s = max_buffer_s
@@ -113,6 +85,9 @@ class Speakers(ClosedOnExit):
         self._generation = 0
         self._rate, self._channels = sample_rate, channels
         self._buffer = self._new_buffer()
+        #: What was played, when (mono): the reference of a :class:`~strands_voice.Microphone`'s echo
+        #: canceller, written as each block leaves for the device.
+        self.played = PlayedAudio(sample_rate)
 
     @property
     def sample_rate(self) -> int:
@@ -149,7 +124,7 @@ class Speakers(ClosedOnExit):
                     "format=<%s> | Speakers play pcm16 only: VoiceOptions(format='pcm16')", audio_format
                 )
                 return
-            self._format(int(event.get("sample_rate", SAMPLE_RATE)), int(event.get("channels", 1)))
+            self.set_format(int(event.get("sample_rate", SAMPLE_RATE)), int(event.get("channels", 1)))
         elif kind == "audio_chunk" and self._accepting:
             self.play(base64.b64decode(event["data"]))
         elif kind == "interrupted":
@@ -203,14 +178,39 @@ class Speakers(ClosedOnExit):
             stream.stop()
             stream.close()
 
-    def _format(self, rate: int, channels: int) -> None:
-        """Play at ``rate`` and ``channels`` from now on (a change closes the open stream)."""
+    def output(self) -> SpeakersOutput:
+        """These speakers as a ``strands.bidi`` output stream.
+
+        ``BidiAgent.run(inputs=[...], outputs=[speakers.output()])`` plays the agent's answers here.
+        """
+        from strands_voice.devices._speakers_output import SpeakersOutput
+
+        return SpeakersOutput(self)
+
+    def open(self) -> None:
+        """Start the device now, playing silence until audio comes (otherwise the first :meth:`play` does).
+
+        An echo canceller then has the speakers' timing before the first answer.
+
+        Raises:
+            RuntimeError: the speakers are closed.
+            ConfigurationError: the device cannot be opened at this format.
+        """
         with self._cond:
-            if (rate, channels) == (self._rate, self._channels):
+            if self._closed:
+                raise RuntimeError("the speakers are closed")
+            self._ensure_stream()
+
+    def set_format(self, sample_rate: int, channels: int = 1) -> None:
+        """Play pcm16 at ``sample_rate`` and ``channels`` from now on (a change closes the open stream,
+        and the next :meth:`play` or :meth:`open` opens it again)."""
+        with self._cond:
+            if (sample_rate, channels) == (self._rate, self._channels):
                 return
             stream, self._stream = self._stream, None
-            self._rate, self._channels = rate, channels
+            self._rate, self._channels = sample_rate, channels
             self._buffer = self._new_buffer()
+            self.played.restart(sample_rate)
             self._generation += 1  # a writer still waiting for room held audio of the old format
             self._cond.notify_all()
         if stream is not None:
@@ -242,9 +242,22 @@ class Speakers(ClosedOnExit):
         self._stream = stream
 
     def _callback(self, outdata: Any, frames: int, timing: Any, status: Any) -> None:
-        """PortAudio's thread: the next ``frames`` frames, silence where nothing is queued."""
+        """PortAudio's thread: the next ``frames`` frames, silence where nothing is queued; what leaves for
+        the device is the echo canceller's reference, at the time it will be heard."""
         with self._cond:
             pulled = self._buffer.pull(len(outdata))
             if pulled.audio_bytes:
                 self._cond.notify_all()
+            channels, stream = self._channels, self._stream
         outdata[:] = pulled.data
+        latency = float(stream.latency) if stream is not None else 0.0
+        at = block_time(timing.outputBufferDacTime, timing.currentTime, latency)
+        self.played.write(_mono(pulled.data, channels), at, bool(status.output_underflow))
+
+
+def _mono(pcm: bytes, channels: int) -> bytes:
+    """Interleaved pcm16 of ``channels`` channels as one channel (their mean)."""
+    if channels == 1:
+        return pcm
+    frames = np.frombuffer(pcm, dtype="<i2").reshape(-1, channels).astype(np.int32)
+    return bytes(frames.mean(axis=1).astype("<i2").tobytes())

@@ -6,7 +6,8 @@ its segment's text so far; a final one closes the segment (:class:`TranscriptSeg
 the turn's text each time it changed; ``finish`` ends the audio, waits for the last results and returns
 the text. Region and credentials come from the standard AWS chain (``transports._aws``); the caller
 needs the IAM permission ``transcribe:StartStreamTranscription``. Service errors become
-:class:`~strands_voice_protocol.errors.RecognitionError` with a code.
+:class:`~strands_voice_protocol.errors.RecognitionError` with a code and a plain message (a caller may see
+it); the service's own text goes to the log.
 """
 
 from __future__ import annotations
@@ -48,34 +49,60 @@ _SERVICE_ERRORS: Final[dict[str, tuple[RecognitionErrorCode, bool]]] = {
 }
 
 
+#: What a caller is told for each code: a plain sentence. The service's own text (which may name the
+#: account, the role or the request) goes to the log only.
+_PLAIN: Final[dict[RecognitionErrorCode, str]] = {
+    "invalid_request": "Amazon Transcribe refused the stream's settings",
+    "busy": "Amazon Transcribe is busy; try again",
+    "connection_failed": "Amazon Transcribe could not be reached",
+    "connection_lost": "the Amazon Transcribe stream was lost",
+    "internal": "Amazon Transcribe failed",
+}
+
+
 def recognition_error(exc: BaseException, *, opening: bool) -> RecognitionError:
-    """The coded error for what the SDK raised while opening (``opening``) or reading a stream."""
+    """The coded error for what the SDK raised while opening (``opening``) or reading a stream.
+
+    Its message is plain (:data:`_PLAIN`); the service's error name is ``service_code`` and its text is
+    logged here, never passed on.
+    """
     name = type(exc).__name__
-    message = str(getattr(exc, "message", "") or exc)
+    detail = str(getattr(exc, "message", "") or exc)
     status: int | None = None
     unmodeled = unmodeled_error(exc)
     if unmodeled is not None:  # an error the SDK does not model: AccessDeniedException, ...
         name, status = unmodeled
-        message = f"{name} (HTTP {status})"
-    if name in _SERVICE_ERRORS:
-        modeled, retryable = _SERVICE_ERRORS[name]
-        return RecognitionError(
-            modeled, f"Amazon Transcribe: {message}", service_code=name, retryable=retryable
-        )
+        detail = f"{name} (HTTP {status})"
     # An unmodeled event error names its code; an unmodeled HTTP error, its shape.
-    service_code = name if unmodeled is not None else str(getattr(exc, "code", "") or "")
+    service_code = (
+        name if unmodeled is not None or name in _SERVICE_ERRORS else str(getattr(exc, "code", "") or "")
+    )
+    code, retryable = _code(name, status, getattr(exc, "fault", None) == "client", opening=opening)
+    logger.warning(
+        "code=<%s>, service_code=<%s>, error=<%s>, detail=<%s> | amazon transcribe error",
+        code,
+        service_code,
+        name,
+        detail,
+    )
+    message = _PLAIN[code]
+    if opening and code == "connection_failed" and not retryable:
+        message = "Amazon Transcribe refused the stream"
+    return RecognitionError(code, message, service_code=service_code, retryable=retryable)
+
+
+def _code(
+    name: str, status: int | None, client_fault: bool, *, opening: bool
+) -> tuple[RecognitionErrorCode, bool]:
+    """The code an SDK error becomes and whether a later turn may succeed."""
+    if name in _SERVICE_ERRORS:
+        return _SERVICE_ERRORS[name]
     if status in (429, 503):
-        return RecognitionError(
-            "busy", f"Amazon Transcribe: {message}", service_code=service_code, retryable=True
-        )
-    refused = getattr(exc, "fault", None) == "client" or (status is not None and 400 <= status < 500)
+        return "busy", True
+    refused = client_fault or (status is not None and 400 <= status < 500)
     if opening and refused:  # for good: access denied, unknown credentials, a bad signature
-        return RecognitionError(
-            "connection_failed", f"Amazon Transcribe refused the stream: {message}", service_code=service_code
-        )
-    code: RecognitionErrorCode = "connection_failed" if opening else "connection_lost"
-    message = f"Amazon Transcribe stream failed ({name}): {message}"
-    return RecognitionError(code, message, service_code=service_code, retryable=True)
+        return "connection_failed", False
+    return ("connection_failed" if opening else "connection_lost"), True
 
 
 class TranscriptSegments:

@@ -8,6 +8,9 @@ typed turns, the Stop button and :class:`Tick`; its outputs are actions (:class:
 :class:`PauseAnswer`, :class:`ResumeAnswer`, :class:`InterruptAnswer`, :class:`DropAnswer`,
 :class:`ShowTranscript`, ...). ``VoiceCascade`` and the example app's ``/ws`` call are its two adapters.
 
+:class:`TurnLoop` (``_loop``) is the one asyncio adapter: inputs from any task, the core woken when it
+asks, each action handed to the front end in order.
+
 Inside: ``_core`` (the rules), ``_state`` (the answer's phases and every transition in one table),
 ``_overlap`` (what words over an answer mean), ``_inputs``, ``_actions``, ``_settings``.
 """
@@ -27,6 +30,7 @@ from strands_voice.turns._actions import (
 )
 from strands_voice.turns._core import NOT_RECOGNIZED, TOO_LONG, TurnTaking
 from strands_voice.turns._inputs import AnswerEnded, AnswerSpeaking, StopPressed, Tick, TurnInput, Typed
+from strands_voice.turns._loop import TurnLoop
 from strands_voice.turns._overlap import barges_in
 from strands_voice.turns._settings import TurnSettings
 from strands_voice.turns._state import Phase
@@ -49,6 +53,7 @@ __all__ = [
     "Tick",
     "TurnAction",
     "TurnInput",
+    "TurnLoop",
     "TurnSettings",
     "TurnTaking",
     "Typed",

@@ -85,7 +85,10 @@ def _invoke(
             "POST",
             f"{base_url}/invocations",
             **({"content": payload} if isinstance(payload, bytes) else {"json": payload}),
-            headers={} if session_id is None else {"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session_id},
+            headers={
+                "Content-Type": "application/json",  # raw bytes too: the app takes JSON only
+                **({} if session_id is None else {"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id": session_id}),
+            },
         ) as response,
     ):
         if response.status_code != 200:

@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 from strands_voice_protocol.events import Event, EventBuilder
 from strands_voice_protocol.sse import SSEDecoder
 
+JSON = {"Content-Type": "application/json"}
 INVALID_JSON = {
     "type": "error",
     "t_ms": 0,
@@ -49,7 +50,7 @@ def _echo_app() -> Starlette:
 )
 def test_app_json_guard_refuses_a_body_that_is_not_json(body: bytes) -> None:
     with TestClient(JsonBodyGuard(_echo_app())) as client:
-        response = client.post("/invocations", content=body)
+        response = client.post("/invocations", content=body, headers=JSON)
     assert response.status_code == 400
     assert response.json() == INVALID_JSON
 
@@ -57,7 +58,7 @@ def test_app_json_guard_refuses_a_body_that_is_not_json(body: bytes) -> None:
 def test_app_json_guard_hands_the_same_body_on() -> None:
     payload = {"prompt": "Hello there", "mode": "batch"}
     with TestClient(JsonBodyGuard(_echo_app())) as client:
-        response = client.post("/invocations", content=json.dumps(payload).encode())
+        response = client.post("/invocations", content=json.dumps(payload).encode(), headers=JSON)
     assert response.status_code == 200 and response.json() == {"parsed": payload}
 
 

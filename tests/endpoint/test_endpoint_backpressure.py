@@ -10,91 +10,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from kokoro_endpoint.scheduler import SynthesisScheduler
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, BidiSession
+from support.endpoint import CountingEngine, HeldWebSocket
 
 pytestmark = pytest.mark.timeout(60)
 
-SEGMENT_SAMPLES = 24_000  # one second: 48,000 bytes of pcm16, two 24,000-byte frames
 # Raw engine audio (no silence trimming or pauses): the byte counts below are the engine's own.
 SETTINGS = Settings(audio_frame_bytes=24_000, silence=SilencePolicy(trim=False))
 # Synthesized while the sender is stuck: the segment being sent, the queue's, and one waiting to go in.
 MOST_AHEAD = AUDIO_BUFFER_SEGMENTS + 2
-
-
-class CountingEngine:
-    """One segment per word, made quickly; counts the segments made per text."""
-
-    name = "counting"
-    sample_rate = 24_000
-    default_voice = "v"
-    voices = frozenset({"v"})
-
-    def __init__(self, segment_s: float = 0.002) -> None:
-        self.segment_s = segment_s
-        self.segments: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def warm_up(self) -> None:
-        pass
-
-    def made(self, text: str) -> int:
-        with self._lock:
-            return self.segments.get(text, 0)
-
-    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
-        for _word in text.split():
-            time.sleep(self.segment_s)
-            with self._lock:
-                self.segments[text] = self.segments.get(text, 0) + 1
-            yield np.full(SEGMENT_SAMPLES, 0.01, dtype=np.float32)
-
-
-class HeldWebSocket:
-    """Enough of starlette's WebSocket for BidiSession: input pushed by the test, sending held by a gate."""
-
-    def __init__(self) -> None:
-        self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.gate = asyncio.Event()  # closed: send_bytes blocks, like a full socket
-        self.audio_bytes = 0
-        self.controls: list[dict[str, Any]] = []
-        self.closed_with: int | None = None
-
-    def push(self, message: dict[str, Any]) -> None:
-        self.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
-
-    def disconnect(self) -> None:
-        self.incoming.put_nowait({"type": "websocket.disconnect", "code": 1006})
-
-    async def receive(self) -> dict[str, Any]:
-        return await self.incoming.get()
-
-    async def send_text(self, data: str) -> None:
-        self.controls.append(json.loads(data))
-
-    async def send_bytes(self, data: bytes) -> None:
-        await self.gate.wait()
-        self.audio_bytes += len(data)
-
-    async def close(self, code: int = 1000, reason: str | None = None) -> None:
-        self.closed_with = code
-        self.disconnect()
-
-    def ended(self, request_id: str) -> dict[str, Any] | None:
-        ends = {"synthesis_complete", "synthesis_cancelled", "error"}
-        return next(
-            (c for c in self.controls if c.get("request_id") == request_id and c["type"] in ends), None
-        )
 
 
 async def _until(condition: Any, limit_s: float = 20.0) -> None:

@@ -116,8 +116,11 @@ def test_validation_of_blends_languages_and_lexicons(onnx_engine: Any) -> None:
         isinstance(unknown, ErrorFrame) and unknown.code == "unknown_voice" and "'nobody'" in unknown.message
     )
     assert unknown.request_id == "r"
-    malformed = _validate(onnx_engine, text="Hi.", voice="jf_alpha(0)+jm_kumo")
+    malformed = _validate(onnx_engine, text="Hi.", voice="jf_alpha++jm_kumo")
     assert isinstance(malformed, ErrorFrame) and malformed.code == "unknown_voice"
+    for weight in ("0", "1001", "1" + "0" * 400):  # the last reads as infinity
+        refused = _validate(onnx_engine, text="Hi.", voice=f"jf_alpha({weight})+jm_kumo")
+        assert isinstance(refused, ErrorFrame) and refused.code == "invalid_request", weight
     unsupported = _validate(onnx_engine, text="你好。", lang="z")
     assert isinstance(unsupported, ErrorFrame) and unsupported.code == "unsupported_language"
     assert "'z'" in unsupported.message and "a (American English)" in unsupported.message

@@ -235,7 +235,7 @@ APP_CASES: list[Any] = [
     (b'{"prompt": "hi", "speed": 1e400}', "invalid_request"),
     (b'{"prompt": "hi", "voice": "../../etc/passwd"}', "invalid_request"),
     (b'{"prompt": "hi", "__proto__": {}}', "invalid_request"),
-    (json.dumps({"prompt": "a" * 2_000_000}).encode(), "invalid_request"),  # 2 MB
+    (json.dumps({"prompt": "a" * 200_000}).encode(), "invalid_request"),  # 200 kB: under the body bound
 ]
 
 
@@ -268,7 +268,9 @@ def test_reliability_input_app_serves_after_hostile_payloads(app_url: str, relia
 
     for case in APP_CASES:  # the deep-nesting one (a 500 today) included
         body = case.values[0] if hasattr(case, "marks") else case[0]
-        httpx.post(f"{app_url}/invocations", content=body, timeout=60)
+        httpx.post(
+            f"{app_url}/invocations", content=body, headers={"Content-Type": "application/json"}, timeout=60
+        )
     with (
         httpx.Client(timeout=httpx.Timeout(10, read=240)) as client,
         client.stream("POST", f"{app_url}/invocations", json={"prompt": "Hi"}) as response,

@@ -38,7 +38,12 @@ def test_reliability_security_every_input_has_a_limit() -> None:
     assert settings.max_frame_bytes <= 1024 * 1024  # WebSocket frames and POST bodies
     assert 0 < settings.max_sessions <= 256 and 0 < settings.max_pending_requests <= 1024
     assert settings.idle_timeout_s <= 3600
+    # No session is held for ever: an age and a send timeout, however it keeps itself alive.
+    assert 0 < settings.max_session_s <= 24 * 3600 and 0 < settings.send_timeout_s <= 600
     assert 0 < MAX_PROMPT_CHARS <= 100_000
+    from agentcore_app.streaming import MAX_BODY_BYTES
+
+    assert 0 < MAX_BODY_BYTES <= 1024 * 1024  # the app's POST bodies
     source = (ROOT / "endpoint" / "kokoro_endpoint" / "cli.py").read_text()
     assert "ws_max_size=" in source  # the protocol layer bounds frames before the app sees them
     from strands_voice_protocol.sse import SSEDecoder

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +16,18 @@ from kokoro_endpoint.text import split_segments
 from support.leg1_client import Reply, collect, replies
 from support.whisper import whisper_input
 
-__all__ = ["RecordingEngine", "Reply", "collect", "replies", "whisper_input"]
+__all__ = [
+    "SEGMENT_SAMPLES",
+    "CountingEngine",
+    "HeldWebSocket",
+    "RecordingEngine",
+    "Reply",
+    "collect",
+    "replies",
+    "whisper_input",
+]
+
+SEGMENT_SAMPLES = 24_000  # one second: 48,000 bytes of pcm16, two 24,000-byte frames
 
 
 class RecordingEngine:
@@ -100,3 +112,68 @@ async def until_one_step_is_queued(scheduler: Any, guard_s: float) -> None:
     async with asyncio.timeout(guard_s):
         while scheduler.counters().queued_steps != 1:  # noqa: ASYNC110 (a counter, not an event)
             await asyncio.sleep(0.005)
+
+
+class CountingEngine:
+    """One segment per word, made quickly; counts the segments made per text."""
+
+    name = "counting"
+    sample_rate = 24_000
+    default_voice = "v"
+    voices = frozenset({"v"})
+
+    def __init__(self, segment_s: float = 0.002) -> None:
+        self.segment_s = segment_s
+        self.segments: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warm_up(self) -> None:
+        pass
+
+    def made(self, text: str) -> int:
+        with self._lock:
+            return self.segments.get(text, 0)
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        for _word in text.split():
+            time.sleep(self.segment_s)
+            with self._lock:
+                self.segments[text] = self.segments.get(text, 0) + 1
+            yield np.full(SEGMENT_SAMPLES, 0.01, dtype=np.float32)
+
+
+class HeldWebSocket:
+    """Enough of starlette's WebSocket for BidiSession: input pushed by the test, sending held by a gate."""
+
+    def __init__(self) -> None:
+        self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.gate = asyncio.Event()  # closed: send_bytes blocks, like a full socket
+        self.audio_bytes = 0
+        self.controls: list[dict[str, Any]] = []
+        self.closed_with: int | None = None
+
+    def push(self, message: dict[str, Any]) -> None:
+        self.incoming.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
+
+    def disconnect(self) -> None:
+        self.incoming.put_nowait({"type": "websocket.disconnect", "code": 1006})
+
+    async def receive(self) -> dict[str, Any]:
+        return await self.incoming.get()
+
+    async def send_text(self, data: str) -> None:
+        self.controls.append(json.loads(data))
+
+    async def send_bytes(self, data: bytes) -> None:
+        await self.gate.wait()
+        self.audio_bytes += len(data)
+
+    async def close(self, code: int = 1000, reason: str | None = None) -> None:
+        self.closed_with = code
+        self.disconnect()
+
+    def ended(self, request_id: str) -> dict[str, Any] | None:
+        ends = {"synthesis_complete", "synthesis_cancelled", "error"}
+        return next(
+            (c for c in self.controls if c.get("request_id") == request_id and c["type"] in ends), None
+        )

@@ -1,7 +1,9 @@
 """A private PulseAudio server with one null sink: an output device on a machine without sound hardware.
 
-PortAudio (sounddevice) reaches it through ALSA's ``pulse`` plugin (``PULSE_SERVER`` names the server);
-``parec`` records the sink's monitor, which is exactly what was played into it. The server runs as a
+PortAudio (sounddevice) reaches it through ALSA's ``pulse`` plugin (``PULSE_SERVER`` names the server,
+:func:`portaudio_on`); ``parec`` records the sink's monitor, which is exactly what was played into it, and
+``pacat`` plays more into the sink (:func:`say_into`). With PortAudio's default input on the monitor, the
+sink is a room: what the speakers play, and what is said into it, the microphone hears. The server runs as a
 child of the test (``--daemonize=no``) on a socket in its own directory, so it never meets the machine's
 own sound server, and is terminated at the end.
 """
@@ -16,16 +18,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from optional_groups import skip_or_fail
+import pytest
+from optional_groups import require, skip_or_fail
 
-__all__ = ["SINK", "MonitorRecording", "PulseServer", "null_sink_server"]
+__all__ = ["SINK", "MonitorRecording", "PulseServer", "null_sink_server", "portaudio_on", "say_into"]
 
 SINK = "sv_speakers"
 RATE = 24_000
-COMMANDS = ("pulseaudio", "pactl", "parec")
+COMMANDS = ("pulseaudio", "pactl", "parec", "pacat")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,46 @@ class MonitorRecording:
             self.proc.terminate()
             self.proc.wait(10)
         return self.samples()
+
+
+@contextmanager
+def portaudio_on(server: PulseServer) -> Iterator[Any]:
+    """PortAudio (``sounddevice``, re-initialized) on ``server``: its null sink is the default output, the
+    sink's monitor the default input. Yields the ``sounddevice`` module; restores PortAudio after."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PULSE_SERVER", server.address)
+        sd = require("sounddevice", "speakers")
+        sd._terminate()  # PortAudio lists the devices when initialized: again, with this server
+        sd._initialize()
+        try:
+            yield sd
+        finally:
+            patch.undo()
+            sd._terminate()
+            sd._initialize()
+
+
+def say_into(server: PulseServer, pcm16: bytes, rate: int = RATE) -> subprocess.Popen[bytes]:
+    """Play mono pcm16 at ``rate`` into the null sink (``pacat``), as someone speaking in the room; returns
+    the running player (``wait()`` for it to finish)."""
+    player = subprocess.Popen(
+        [
+            "pacat",
+            "--playback",
+            f"--server={server.address}",
+            f"--device={SINK}",
+            "--format=s16le",
+            f"--rate={rate}",
+            "--channels=1",
+            "--raw",
+        ],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert player.stdin is not None
+    player.stdin.write(pcm16)
+    player.stdin.close()
+    return player
 
 
 def _missing() -> list[str]:

@@ -2,7 +2,8 @@
 
 ``POST /invocations`` takes ``{"prompt", "mode"?, "voice"?, "speed"?, "format"?}`` and streams PROTOCOL.md
 Leg 3 events, each framed as ``data: {json}\\n\\n`` (:mod:`agentcore_app.streaming`). A bad payload is
-answered with 400 and one ``error`` event as the JSON body. ``GET /ping`` is the runtime's health check,
+answered with 400 and one ``error`` event as the JSON body; a body that is not ``application/json`` with
+415, one over ``max_body_bytes`` with 413 (read no further). ``GET /ping`` is the runtime's health check,
 ``GET /`` the browser page (``static/index.html``) and ``/static/...`` its files. ``WS /ws`` is a spoken
 call (Leg 3 over WebSocket, :mod:`agentcore_app.call`): the caller's microphone in, the answers' audio out
 as binary frames, through the same answers (:mod:`agentcore_app.answering`) and conversations.
@@ -53,7 +54,7 @@ from .config import (
 )
 from .metrics import AnswerMetrics, metrics_from_env
 from .payload import MAX_PROMPT_CHARS, PayloadError, parse_payload
-from .streaming import JsonBodyGuard, StoppingStreamingResponse, error_event, sse_frames
+from .streaming import MAX_BODY_BYTES, JsonBodyGuard, StoppingStreamingResponse, error_event, sse_frames
 
 __all__ = ["STATIC_DIR", "create_app"]
 
@@ -70,6 +71,7 @@ def create_app(
     model: str | Model | None = None,
     system_prompt: str | None = None,
     max_prompt_chars: int = MAX_PROMPT_CHARS,
+    max_body_bytes: int = MAX_BODY_BYTES,
     conversation_store: ConversationStore | None = None,
     listener_factory: ListenerFactory | None = None,
     call_limits: CallLimits | None = None,
@@ -89,6 +91,7 @@ def create_app(
             None (``VOICE_MODEL``, ``BEDROCK_MODEL_ID``, else Bedrock with credentials, scripted without).
         system_prompt: The agent's system prompt; ``SYSTEM_PROMPT`` or a voice-friendly default when None.
         max_prompt_chars: The longest prompt accepted.
+        max_body_bytes: The largest ``POST`` body read (larger: 413, refused before it is read whole).
         conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
         listener_factory: Opens a spoken call's listener (``/ws``); the library's
             :class:`~strands_voice.listen.Listener` (VAD and Whisper) when None.
@@ -124,7 +127,7 @@ def create_app(
 
     conversations = Conversations(store, make_agent)
     answering = Answering(conversations, resolved_url, resolved_silence, transport_factory, answer_metrics)
-    app = BedrockAgentCoreApp(middleware=[Middleware(JsonBodyGuard)])
+    app = BedrockAgentCoreApp(middleware=[Middleware(JsonBodyGuard, max_body_bytes=max_body_bytes)])
     app.state.conversations = conversations
 
     _add_invocations(app, answering, max_prompt_chars)

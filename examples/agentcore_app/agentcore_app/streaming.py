@@ -5,9 +5,11 @@
 - :class:`StoppingStreamingResponse`: the SSE response, which stops the answer when the caller has gone
   and always closes it. The entrypoint returns it: ``BedrockAgentCoreApp`` passes a returned Starlette
   ``Response`` through unchanged.
-- :class:`JsonBodyGuard`: an ASGI middleware (``BedrockAgentCoreApp(middleware=...)``) that answers a
-  ``POST /invocations`` body that is not JSON with a Leg 3 error, where the base class would echo the
-  parser's exception text (or answer 500 on JSON nested too deep).
+- :class:`JsonBodyGuard`: an ASGI middleware (``BedrockAgentCoreApp(middleware=...)``) that bounds every
+  ``POST`` body (413, before it is read whole) and answers a ``POST /invocations`` that is not
+  ``application/json`` (415: a cross-site form can post only ``text/plain`` or form types) or not JSON
+  (400) with one Leg 3 ``error`` event, where the base class would echo the parser's exception text (or
+  answer 500 on JSON nested too deep).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Final
 
 import anyio
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strands_voice_protocol.aio.tasks import cancel_and_wait
@@ -27,7 +30,7 @@ from strands_voice_protocol.errors import TextEncodingError
 from strands_voice_protocol.events import ErrorEvent, Event, EventBuilder
 from strands_voice_protocol.sse import encode_sse
 
-__all__ = ["JsonBodyGuard", "StoppingStreamingResponse", "error_event", "sse_frames"]
+__all__ = ["MAX_BODY_BYTES", "JsonBodyGuard", "StoppingStreamingResponse", "error_event", "sse_frames"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +39,14 @@ STOP_TIMEOUT_S: Final = 10.0
 
 #: The one route whose body must be JSON.
 _INVOCATIONS_PATH: Final = "/invocations"
+
+#: The largest ``POST`` body read (``create_app(max_body_bytes=...)``): a prompt of the most characters,
+#: every one escaped, and a lexicon fit in it several times over.
+MAX_BODY_BYTES: Final = 256 * 1024
+
+#: Sent with a refusal whose body was not read: the server closes the connection instead of reading (and
+#: dropping) the rest, which may be gigabytes.
+_CLOSE: Final = {"Connection": "close"}
 
 
 def error_event(code: str, message: str) -> ErrorEvent:
@@ -129,39 +140,87 @@ class StoppingStreamingResponse(StreamingResponse):
                 await body.aclose()
 
 
+class _CallerLeft(Exception):
+    """The caller disconnected before its body was read."""
+
+
 class JsonBodyGuard:
-    """ASGI middleware: a ``POST /invocations`` body that is not JSON gets a 400 ``invalid_json`` event.
+    """ASGI middleware over the app's ``POST`` routes (see the module docstring).
+
+    - Any ``POST`` body over ``max_body_bytes``: 413 ``invalid_request``, refused on its declared
+      ``Content-Length`` before a byte is read, or once a chunked body passes the bound.
+    - ``POST /invocations`` whose ``Content-Type`` is not ``application/json``: 415 ``invalid_request``.
+    - ``POST /invocations`` whose body is not JSON: 400 ``invalid_json``.
 
     The body is read once here and handed on unchanged, so the app parses the same bytes.
 
     Args:
         app: The app behind the guard.
+        max_body_bytes: The largest body read.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != _INVOCATIONS_PATH:
+        if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        invocation = scope["path"] == _INVOCATIONS_PATH
+        media_type = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if invocation and media_type != "application/json":
+            message = "the request body must be JSON, sent as Content-Type: application/json"
+            await _refuse(415, "invalid_request", message, _CLOSE)(scope, receive, send)
+            return
+        try:
+            body = await self._body(receive)
+        except _CallerLeft:
+            return
+        if body is None:
+            await self._too_large(scope, receive, send)
+            return
+        if invocation:
+            try:
+                json.loads(body)  # as Starlette's Request.json() does
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                # RecursionError: deeply nested JSON; still the caller's bad input, not a server fault.
+                message = "the request body must be a JSON object"
+                await _refuse(400, "invalid_json", message)(scope, receive, send)
+                return
+        await self.app(scope, _replaying(body, receive), send)
+
+    async def _body(self, receive: Receive) -> bytes | None:
+        """The whole body, or None once it passes ``max_body_bytes``.
+
+        Raises:
+            _CallerLeft: the caller left before sending it all.
+        """
+        body = bytearray()
         more_body = True
         while more_body:
             message = await receive()
-            if message["type"] != "http.request":  # the caller left before sending it all
-                return
-            chunks.append(message.get("body", b""))
+            if message["type"] != "http.request":
+                raise _CallerLeft
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                return None
             more_body = message.get("more_body", False)
-        body = b"".join(chunks)
-        try:
-            json.loads(body)  # as Starlette's Request.json() does
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            # RecursionError: deeply nested JSON; still the caller's bad input, not a server fault.
-            refusal = JSONResponse(error_event("invalid_json", "the request body must be a JSON object"), 400)
-            await refusal(scope, receive, send)
-            return
-        await self.app(scope, _replaying(body, receive), send)
+        return bytes(body)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = f"the request body is larger than {self.max_body_bytes} bytes"
+        await _refuse(413, "invalid_request", message, _CLOSE)(scope, receive, send)
+
+
+def _refuse(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    """One Leg 3 ``error`` event as the whole answer (the protocol's bad-payload rule)."""
+    return JSONResponse(error_event(code, message), status, headers=headers)
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:

@@ -27,7 +27,7 @@ from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from strands import Agent
 from strands_voice_protocol.audio import pcm16_to_float32
-from support.pulse import PulseServer, null_sink_server
+from support.pulse import PulseServer, null_sink_server, portaudio_on
 from support.whisper import whisper_input
 
 from strands_voice import Speakers, VoiceCallbackHandler, VoiceOptions
@@ -46,17 +46,8 @@ LATENCY_S = 0.5
 @pytest.fixture(scope="module")
 def pulse() -> Iterator[PulseServer]:
     """A private PulseAudio null sink, which PortAudio (re-initialized) sees as its default output."""
-    with null_sink_server() as server, pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PULSE_SERVER", server.address)
-        sd = require("sounddevice", "speakers")
-        sd._terminate()  # PortAudio lists the devices when initialized: again, with this server
-        sd._initialize()
-        try:
-            yield server
-        finally:
-            patch.undo()
-            sd._terminate()
-            sd._initialize()
+    with null_sink_server() as server, portaudio_on(server):
+        yield server
 
 
 @dataclass

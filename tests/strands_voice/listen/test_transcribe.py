@@ -8,6 +8,7 @@ SigV4 signature and answers with texts derived from the audio it received (never
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 import struct
@@ -24,7 +25,9 @@ from support.listen import Heard, LoudnessVad
 from strands_voice.listen import (
     Listener,
     ListenEvent,
+    ListenSettings,
     RecognitionFailed,
+    SpeechOnset,
     SpeechStarted,
     TranscribeRecognizer,
     Transcript,
@@ -100,7 +103,7 @@ def test_a_turn_streams_its_audio_in_order_with_partials_then_the_final_text(
             for start in range(0, len(audio), FRAME_BYTES):
                 partials += await stream.feed(audio[start : start + FRAME_BYTES])
             await _until_partial(stream, f"heard {10 * CHUNK_BYTES} bytes", partials)
-            final = await stream.finish()
+            final = (await stream.finish()).text
         finally:
             await stream.aclose()
             await recognizer.aclose()
@@ -134,7 +137,7 @@ def test_two_turns_are_two_streams_on_one_recognizer(transcribe: tuple[str, Tran
                 await stream.feed(audio)
                 await stream.pause()  # nothing special for a streaming engine
                 await stream.resume()
-                finals.append(await stream.finish())
+                finals.append((await stream.finish()).text)
                 await stream.aclose()
                 await stream.aclose()  # idempotent
         finally:
@@ -146,8 +149,11 @@ def test_two_turns_are_two_streams_on_one_recognizer(transcribe: tuple[str, Tran
     assert stats.streams == 2 and stats.chunks == [3200, 896, 3200, 3200, 768]
 
 
-def test_an_error_event_from_the_service_is_a_coded_error(refusing: tuple[str, TranscribeStats]) -> None:
+def test_an_error_event_from_the_service_is_a_coded_error(
+    refusing: tuple[str, TranscribeStats], caplog: pytest.LogCaptureFixture
+) -> None:
     url, stats = refusing
+    caplog.set_level(logging.WARNING)
     audio = tone(20)
     recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
 
@@ -169,7 +175,9 @@ def test_an_error_event_from_the_service_is_a_coded_error(refusing: tuple[str, T
         "BadRequestException",
         False,
     )
-    assert "The sample rate is not supported." in error.message
+    # The caller gets a plain message; the service's own text is in the log only.
+    assert error.message == "Amazon Transcribe refused the stream's settings"
+    assert "The sample rate is not supported." in caplog.text
     assert stats.chunks[0] == CHUNK_BYTES
 
 
@@ -179,7 +187,9 @@ def listen_through_transcribe(url: str, audio: bytes) -> list[ListenEvent]:
     async def listen() -> list[ListenEvent]:
         recognizer = TranscribeRecognizer(region="us-east-1", endpoint_uri=url)
         try:
-            heard = Heard(Listener(vad=LoudnessVad(), recognizer=recognizer))
+            # A tone is the voice: its turn ends by the silence timer (a turn-end model judges speech).
+            settings = ListenSettings(end_of_turn="silence")
+            heard = Heard(Listener(settings, vad=LoudnessVad(), recognizer=recognizer))
             await heard.feed(audio)
             return await heard.close()
         finally:
@@ -196,7 +206,8 @@ def test_the_listener_turns_a_turn_into_a_final_transcript_through_transcribe(
     audio = quiet + speech + quiet + quiet
     events = listen_through_transcribe(url, audio)
     kinds = [type(event) for event in events]
-    assert kinds[0] is SpeechStarted and kinds[-1] is Transcript and kinds.count(TurnEnded) == 1
+    assert kinds[:2] == [SpeechOnset, SpeechStarted] and kinds[-1] is Transcript
+    assert kinds.count(TurnEnded) == 1
     partials = [e.text for e in events if isinstance(e, Transcript) and not e.final]
     assert all(re.fullmatch(r"heard \d+ bytes", text) for text in partials), partials
     final = events[-1]
@@ -214,8 +225,8 @@ def test_a_turn_the_service_refuses_is_a_coded_failure_and_the_listener_goes_on(
     events = listen_through_transcribe(url, quiet + tone(31) + quiet + quiet)
     failures = [event for event in events if isinstance(event, RecognitionFailed)]
     assert [(f.code, f.retryable) for f in failures] == [("invalid_request", False)]
-    assert "The sample rate is not supported." in failures[0].message
-    assert isinstance(events[0], SpeechStarted)
+    assert failures[0].message == "Amazon Transcribe refused the stream's settings"
+    assert isinstance(events[1], SpeechStarted)
     assert not any(isinstance(event, Transcript) and event.final for event in events)
 
 
@@ -225,7 +236,7 @@ async def one_turn(recognizer: TranscribeRecognizer) -> str:
     stream = await recognizer.open()
     try:
         await stream.feed(tone(4))
-        return await stream.finish()
+        return (await stream.finish()).text
     finally:
         await stream.aclose()
         await recognizer.aclose()
@@ -250,7 +261,7 @@ def test_a_refused_stream_is_a_coded_error(
     assert recognizer_error is not None
     assert (recognizer_error.code, recognizer_error.retryable) == (code, retryable)
     assert recognizer_error.service_code == error_type
-    assert error_type in recognizer_error.message
+    assert error_type not in recognizer_error.message and "Amazon Transcribe" in recognizer_error.message
 
 
 def test_a_service_that_never_answers_is_a_connect_timeout(trusted: TLSFiles, aws_env: None) -> None:

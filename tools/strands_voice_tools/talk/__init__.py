@@ -1,10 +1,13 @@
 """``strands-voice talk``: a spoken conversation with a Strands agent through ``VoiceCascade``.
 
-On a laptop it uses ``BidiAgent``'s own ``AudioIO`` (microphone and speakers, PyAudio). Offline by
-default: the scripted model (or ``--model SPEC`` as in ``demo``), faster-whisper, the ONNX Kokoro
-endpoint on loopback. ``--input question.wav --output answer.wav`` is the same conversation for a machine
-without audio devices: the WAV is played to the agent at real-time speed as the caller, and the agent's
-spoken answers are written to the output WAV (24 kHz).
+On a laptop it talks through the machine's microphone and speakers (:class:`strands_voice.Microphone`,
+:class:`strands_voice.Speakers`: PortAudio, the ``speakers`` group), with the speakers' echo cancelled
+from the microphone (WebRTC AEC3; ``--no-aec`` with headphones), a status line (listening / thinking /
+speaking) and what it heard and said printed as it goes. Offline by default: the scripted model (or
+``--model SPEC`` as in ``demo``), faster-whisper, the ONNX Kokoro endpoint on loopback.
+``--input question.wav --output answer.wav`` is the same conversation for a machine without audio
+devices: the WAV is played to the agent at real-time speed as the caller, and the agent's spoken answers
+are written to the output WAV (24 kHz).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError
+from strands_voice_protocol.errors import StrandsVoiceError
 
 __all__ = ["add_arguments", "run"]
 
@@ -29,6 +32,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tts-url", default=None, help="an endpoint to use instead of starting one")
     parser.add_argument("--input", type=Path, help="a WAV to say to the agent (instead of the microphone)")
     parser.add_argument("--output", type=Path, help="write the agent's spoken answers to this WAV (24 kHz)")
+    parser.add_argument(
+        "--input-device",
+        metavar="DEVICE",
+        default=None,
+        help="the microphone: a name or index (default: the system's)",
+    )
+    parser.add_argument(
+        "--output-device",
+        metavar="DEVICE",
+        default=None,
+        help="the speakers: a name or index (default: the system's)",
+    )
+    parser.add_argument(
+        "--no-aec",
+        action="store_true",
+        help="do not cancel the speakers' echo from the microphone (with headphones)",
+    )
+    parser.add_argument(
+        "--noise-suppression", action="store_true", help="suppress steady background noise in the microphone"
+    )
 
 
 def _say(line: str) -> None:
@@ -52,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
         question = read_wav_16k(Path(args.input).read_bytes())
         asyncio.run(_talk_files(model, question, args))
         return 0
-    asyncio.run(_talk_live(model, args))
+    try:
+        asyncio.run(_talk_live(model, args))
+    except KeyboardInterrupt:  # pragma: no cover - interactive: Ctrl-C ends the conversation
+        pass
     return 0
 
 
@@ -76,22 +102,33 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
     print(f"wrote {args.output}", file=sys.stderr, flush=True)
 
 
+def _device(name: str | None) -> int | str | None:
+    """A device given on the command line: its index when it is a number, else (part of) its name."""
+    return int(name) if name is not None and name.isdigit() else name
+
+
 async def _talk_live(model: Any, args: argparse.Namespace) -> None:
-    try:
-        from strands.bidi.io import AudioIO
-    except ImportError as error:  # pragma: no cover - depends on PyAudio
-        raise MissingDependencyError(
-            "microphone and speakers need PyAudio: pip install pyaudio (or use --input/--output)"
-        ) from error
-
+    from strands_voice import Microphone, Speakers
     from strands_voice_tools.talk.stack import talk_stack
-    from strands_voice_tools.talk.streams import AnswerRecorder
+    from strands_voice_tools.talk.status import StatusLine
 
-    with talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack:
+    # The devices first: a missing one (or a missing package) is said before the models load.
+    with (
+        Speakers(_device(args.output_device)) as speakers,
+        Microphone(
+            _device(args.input_device),
+            speakers=speakers,
+            echo_cancellation=not args.no_aec,
+            noise_suppression=args.noise_suppression,
+        ) as microphone,
+        talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack,
+    ):
         await stack.cascade.recognizer.warm_up()
-        audio = AudioIO()
-        print("listening: speak (Ctrl-C ends)", file=sys.stderr, flush=True)
-        try:
-            await stack.agent.run(inputs=[audio.input()], outputs=[audio.output(), AnswerRecorder(show=_say)])
-        except KeyboardInterrupt:  # pragma: no cover - interactive
-            pass
+        aec = "off" if args.no_aec else "on"
+        print(
+            f"microphone: {microphone.device['name']}, speakers: {speakers.device['name']}, "
+            f"echo cancellation: {aec} (Ctrl-C ends)",
+            file=sys.stderr,
+            flush=True,
+        )
+        await stack.agent.run(inputs=[microphone], outputs=[speakers.output(), StatusLine(speakers)])

@@ -25,7 +25,8 @@ class TalkStack:
     """The running pieces.
 
     Attributes:
-        engine: The Kokoro engine the endpoint serves (also speaks the bench's questions).
+        engine: The Kokoro engine the endpoint serves (also speaks the bench's questions); None when the
+            stack speaks through an endpoint given by URL.
         tts_url: The endpoint's Leg 1 URL.
         cascade: The agent's model.
         agent: The ``BidiAgent``.
@@ -47,15 +48,16 @@ def talk_stack(
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
 ) -> Iterator[TalkStack]:
-    """Load the ONNX engine, serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
+    """Load the ONNX engine and serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
     from kokoro_endpoint.app import create_app
     from kokoro_endpoint.runner import running_server
 
     from strands_voice_tools.demo import load_tts_engine
 
-    engine = load_tts_engine()
+    engine = None
     with contextlib.ExitStack() as stack:
         if tts_url is None:
+            engine = load_tts_engine()
             server = stack.enter_context(running_server(create_app(engine=engine)))
             tts_url = server.ws_url
         cascade = VoiceCascade(

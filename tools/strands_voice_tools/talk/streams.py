@@ -25,10 +25,18 @@ from strands_voice_protocol.audio.resample import resample_linear
 from strands_voice_protocol.audio.wav import wav_to_pcm16
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-__all__ = ["LISTEN_RATE", "AnswerRecorder", "PacedInput", "read_wav_16k"]
+__all__ = ["LISTEN_RATE", "AnswerRecorder", "PacedInput", "read_wav_16k", "transcript_line"]
 
 LISTEN_RATE: Final = 16000
 _FRAME_S: Final = 0.02
+
+
+def transcript_line(event: BidiOutputEvent) -> str | None:
+    """A finished transcript as the conversation prints it (``you: ...`` / ``agent: ...``); None for other
+    events."""
+    if not isinstance(event, BidiTranscriptBlockEvent):
+        return None
+    return f"{'you' if event.role == 'user' else 'agent'}: {event.transcript}"
 
 
 def read_wav_16k(data: bytes) -> bytes:
@@ -121,8 +129,9 @@ class AnswerRecorder:
         """Record ``event``; wake whoever waits for it."""
         now = time.perf_counter()
         self.events.append((now, event))
-        if self.show is not None and isinstance(event, BidiTranscriptBlockEvent):
-            self.show(f"{'you' if event.role == 'user' else 'agent'}: {event.transcript}")
+        line = transcript_line(event)
+        if self.show is not None and line is not None:
+            self.show(line)
         for predicate, future in list(self._waiters):
             if not future.done() and predicate(event):
                 future.set_result(now)

@@ -3,12 +3,12 @@
 The call's frames go through :class:`~agentcore_app.call._frames.CallFrames` (start, prompts, audio,
 pacing, the idle timeout); who speaks when is the library's turn-taking core,
 :class:`~strands_voice.turns.TurnTaking`, fed the listener's events (:class:`strands_voice.listen.Listener`:
-the VAD, the turn-end model, Whisper), the answers' progress, typed turns and the Stop button, by one task
-that also wakes it when it asks. The adapter holds no turn rule: it performs the cores' actions. Each turn
-is answered by :class:`~agentcore_app.answering.Answering`, the same path as ``POST /invocations``, in the
-conversation of the call's session id. Out, one writer sends in order (``_outbox.Outbox``): the
-answers' audio as binary frames and every other event as a JSON text frame; ``speech_paused`` jumps
-the queue (the player stops now).
+the VAD, the turn-end model, Whisper), the answers' progress, typed turns and the Stop button through the
+library's :class:`~strands_voice.turns.TurnLoop`. The adapter holds no turn rule: it performs the cores'
+actions. Each turn is answered by :class:`~agentcore_app.answering.Answering`, the same path as
+``POST /invocations``, in the conversation of the call's session id. Out, one writer sends in order
+(``_outbox.Outbox``): the answers' audio as binary frames and every other event as a JSON text frame;
+``speech_paused`` jumps the queue (the player stops now).
 
 Every task of a call (receiver, writer, turns, listener, answers) is tracked; when any of them ends the
 call ends, and the rest are cancelled with a bound. An answer still speaking then is interrupted, so the
@@ -30,7 +30,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 from strands_voice_protocol.errors import MissingDependencyError
 
-from agentcore_app.conversation import InvalidSessionIdError, validate_session_id
+from agentcore_app.conversation import InvalidSessionIdError, one_off_session_id, validate_session_id
 from strands_voice import VoiceCallbackHandler
 from strands_voice.listen import ListenEvent, Transcript, TurnEnded
 from strands_voice.turns import (
@@ -44,9 +44,9 @@ from strands_voice.turns import (
     ShowSpeechStart,
     ShowTranscript,
     StartAnswer,
-    Tick,
     TurnAction,
     TurnInput,
+    TurnLoop,
     TurnSettings,
     TurnTaking,
 )
@@ -98,17 +98,17 @@ class Call:
         turn_settings: TurnSettings | None = None,
     ) -> None:
         self.websocket = websocket
-        self.session_id = session_id or f"call-{uuid.uuid4().hex}"
+        self.session_id = session_id or one_off_session_id()
         self.answering = answering
         self.listener_factory = listener_factory
         self.frames = frames.CallFrames(limits, CallEventBuilder())
-        self.turns = TurnTaking(turn_settings or TurnSettings(max_prompt_chars=limits.max_prompt_chars))
+        core = TurnTaking(turn_settings or TurnSettings(max_prompt_chars=limits.max_prompt_chars))
+        self.turns = TurnLoop(core, self._perform_turn, self._note)
         self.outbox = Outbox(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
         self.answers: dict[str, LiveAnswer] = {}
         self.clock = TurnClock()
         self.close_code = status.WS_1000_NORMAL_CLOSURE
-        self._inputs: asyncio.Queue[TurnInput] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def _spawn(self, work: Any, name: str) -> asyncio.Task[Any]:
@@ -128,7 +128,7 @@ class Call:
         core = {
             asyncio.create_task(self._receive(), name="call-receiver"),
             asyncio.create_task(self._write(), name="call-writer"),
-            asyncio.create_task(self._take_turns(), name="call-turns"),
+            asyncio.create_task(self.turns.run(), name="call-turns"),
         }
         try:
             done, _ = await asyncio.wait(core, return_when=asyncio.FIRST_COMPLETED)
@@ -178,7 +178,7 @@ class Call:
             elif isinstance(action, frames.Listen):
                 await self._listen(action)
             elif isinstance(action, frames.ToTurns):
-                self._inputs.put_nowait(action.event)
+                self.turns.put(action.event)
             elif isinstance(action, frames.Wait):
                 await asyncio.sleep(max(0.0, action.until - asyncio.get_running_loop().time()))
             elif isinstance(action, frames.Close):
@@ -206,23 +206,9 @@ class Call:
 
     async def _hear(self, listener: CallListener) -> None:
         async for event in listener.events():
-            self._inputs.put_nowait(event)
+            self.turns.put(event)
 
     # --- who speaks when ------------------------------------------------------------------------------
-
-    async def _take_turns(self) -> None:
-        """Feed every input to the turn-taking core (waking it when it asks) and perform its actions."""
-        loop = asyncio.get_running_loop()
-        while True:
-            wakeup = self.turns.wakeup
-            timeout = None if wakeup is None else max(0.0, wakeup - loop.time())
-            try:
-                event = await asyncio.wait_for(self._inputs.get(), timeout)
-            except TimeoutError:
-                event = Tick()
-            self._note(event)
-            for action in self.turns.handle(event, loop.time()):
-                await self._perform_turn(action)
 
     def _note(self, event: TurnInput) -> None:
         """The turn's times, and the call's activity (a call is idle only without speech or answers)."""
@@ -264,14 +250,14 @@ class Call:
         finally:
             live.voice.close()
             self.answers.pop(answer_id, None)
-            self._inputs.put_nowait(AnswerEnded(answer_id))
+            self.turns.put(AnswerEnded(answer_id))
             if self.listener is not None and not self.answers:
                 self.listener.agent_speaking = False
 
     def _heard(self, answer_id: str) -> None:
         if self.listener is not None:
             self.listener.agent_speaking = True
-        self._inputs.put_nowait(AnswerSpeaking(answer_id))
+        self.turns.put(AnswerSpeaking(answer_id))
 
     def _hold(self, action: PauseAnswer | ResumeAnswer) -> None:
         live = self.answers.get(action.answer_id)

@@ -41,6 +41,7 @@ from ..payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_star
 
 __all__ = [
     "MAX_FRAME_BYTES",
+    "TRANSITIONS",
     "Active",
     "AudioFrame",
     "CallFrames",
@@ -50,6 +51,7 @@ __all__ = [
     "FrameAction",
     "FrameInput",
     "Listen",
+    "Move",
     "Phase",
     "Send",
     "Stalled",
@@ -92,6 +94,28 @@ class Phase(enum.Enum):
     AWAITING_START = "awaiting_start"
     LISTENING = "listening"
     CLOSED = "closed"
+
+
+class Move(enum.Enum):
+    """What moves a call from one phase to another."""
+
+    STARTED = "started"  # a good start frame
+    IDLE = "idle"  # nothing said for the idle timeout
+    ENDED = "ended"  # the adapter cannot go on (the listener could not be opened)
+
+
+_P, _M = Phase, Move
+
+#: Every transition (the session core's, the turn detector's and the turn-taking core's style); a move a
+#: phase has no row for leaves it where it is.
+TRANSITIONS: Final[dict[tuple[Phase, Move], Phase]] = {
+    (_P.AWAITING_START, _M.STARTED): _P.LISTENING,
+    **{
+        (phase, move): _P.CLOSED
+        for phase in (_P.AWAITING_START, _P.LISTENING)
+        for move in (_M.IDLE, _M.ENDED)
+    },
+}
 
 
 # --- what happens (inputs) -----------------------------------------------------------------------------
@@ -193,25 +217,17 @@ class CallFrames:
         self._audio_bytes = 0  # audio bytes since start (pacing)
         self._started_at = 0.0
         self._told_to_start = False
-        # The one table: (phase, input type) -> handler. Anything else does nothing.
-        self._table: dict[tuple[Phase, type], Callable[[Any, float], list[FrameAction]]] = {
-            (Phase.AWAITING_START, TextFrame): self._text,
-            (Phase.AWAITING_START, AudioFrame): self._audio_before_start,
-            (Phase.AWAITING_START, Stalled): self._idle,
-            (Phase.LISTENING, TextFrame): self._text,
-            (Phase.LISTENING, AudioFrame): self._audio,
-            (Phase.LISTENING, Stalled): self._idle,
-            (Phase.LISTENING, Active): self._active,
-        }
 
     def handle(self, event: FrameInput, now: float) -> list[FrameAction]:
         """What to do about ``event``, which came at ``now`` (seconds; nothing once the call is closed)."""
-        step = self._table.get((self.phase, type(event)))
-        return [] if step is None else step(event, now)
+        return [] if self.phase is Phase.CLOSED else _HANDLERS[type(event)](self, event, now)
 
     def close(self) -> None:
         """The call ends (its adapter could not go on: the listener could not be opened)."""
-        self.phase = Phase.CLOSED
+        self._move(Move.ENDED)
+
+    def _move(self, move: Move) -> None:
+        self.phase = TRANSITIONS.get((self.phase, move), self.phase)
 
     # --- frames ---------------------------------------------------------------------------------------
 
@@ -245,7 +261,8 @@ class CallFrames:
             start = parse_call_start(fields)
         except PayloadError as error:
             return [self._error("invalid_request", error.message)]
-        self.phase, self.start, self._quiet_bytes, self._started_at = Phase.LISTENING, start, 0, now
+        self._move(Move.STARTED)
+        self.start, self._quiet_bytes, self._started_at = start, 0, now
         return [Listen(start)]
 
     def _prompt(self, message: dict[str, Any]) -> list[FrameAction]:
@@ -258,6 +275,11 @@ class CallFrames:
             return [self._error("invalid_request", error.message)]
         self._quiet_bytes = 0
         return [ToTurns(Typed(prompt))]
+
+    def _any_audio(self, frame: AudioFrame, now: float) -> list[FrameAction]:
+        if self.phase is Phase.AWAITING_START:
+            return self._audio_before_start(frame, now)
+        return self._audio(frame, now)
 
     def _audio_before_start(self, frame: AudioFrame, now: float) -> list[FrameAction]:
         self._quiet_bytes += len(frame.data)
@@ -290,10 +312,21 @@ class CallFrames:
         return self._quiet_bytes > self.limits.idle_s * _BYTES_PER_SECOND
 
     def _idle(self, _event: Stalled, now: float) -> list[FrameAction]:
-        self.phase = Phase.CLOSED
+        self._move(Move.IDLE)
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
         return [self._error("idle_timeout", message), Close(status.WS_1000_NORMAL_CLOSURE, "idle")]
 
     def _active(self, event: Active, now: float) -> list[FrameAction]:
         self._quiet_bytes, self._answering = 0, event.answering
         return []
+
+
+_Handler = Callable[[CallFrames, Any, float], list[FrameAction]]
+
+#: Which handler takes each input (the phase table decides what each may change).
+_HANDLERS: Final[dict[type, _Handler]] = {
+    TextFrame: CallFrames._text,
+    AudioFrame: CallFrames._any_audio,
+    Stalled: CallFrames._idle,
+    Active: CallFrames._active,
+}

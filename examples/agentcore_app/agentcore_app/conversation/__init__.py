@@ -1,7 +1,8 @@
 """The app's conversations: one Strands agent per AgentCore session id, one answer at a time, kept in a store.
 
 - :class:`Conversations` (``_conversations``): the agents by session id, the lock that makes a new
-  question barge in on the answer still speaking, the idle conversations leaving memory;
+  question barge in on the answer still speaking, the idle conversations leaving memory, the one-off ids
+  of calls that named no session (kept in memory, never stored);
 - :class:`ConversationStore` (``_store``): where a conversation is kept (``CONVERSATION_*``: a local
   directory, S3, AgentCore Memory, or nowhere) and the session id rules;
 - ``_store_writes``: the store's writes on a writer thread per conversation, off the server's loop;
@@ -11,7 +12,13 @@
 
 from __future__ import annotations
 
-from agentcore_app.conversation._conversations import Conversation, Conversations, SessionBusyError
+from agentcore_app.conversation._conversations import (
+    Conversation,
+    Conversations,
+    SessionBusyError,
+    is_one_off,
+    one_off_session_id,
+)
 from agentcore_app.conversation._store import (
     DEFAULT_CONVERSATION_DIR,
     DEFAULT_CONVERSATION_PREFIX,
@@ -44,5 +51,7 @@ __all__ = [
     "InvalidSessionIdError",
     "OffLoopSessionManager",
     "SessionBusyError",
+    "is_one_off",
+    "one_off_session_id",
     "validate_session_id",
 ]

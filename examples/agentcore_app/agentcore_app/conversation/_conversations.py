@@ -4,7 +4,10 @@ An invocation that names a session (``X-Amzn-Bedrock-AgentCore-Runtime-Session-I
 ``context.session_id``) continues that session's conversation: its agent is kept in memory between
 invocations (and loaded from the store, :mod:`agentcore_app.conversation._store`, after a restart or once
 evicted), so the model sees the earlier turns. An invocation without a session id is a conversation of
-its own (a fresh agent, nothing stored).
+its own (a fresh agent, nothing stored). A spoken call without a session id gets a one-off id
+(:func:`one_off_session_id`, ``call-<32 hex>``, said in ``listening``): its turns are one conversation in
+the app's memory, never written to the store, and it leaves memory once idle like any other (so no
+``call-<uuid>`` conversation piles up in the store).
 
 The store is written off the server's loop (``_store_writes``: a writer thread per
 conversation, in order), so a slow store slows only its own session; a turn ends once its writes are
@@ -27,7 +30,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Final
@@ -46,7 +51,7 @@ from agentcore_app.conversation._store_writes import (
 from strands_voice import NOTHING_HEARD
 from strands_voice.agent import VoiceCallbackHandler
 
-__all__ = ["Conversation", "Conversations", "SessionBusyError"]
+__all__ = ["Conversation", "Conversations", "SessionBusyError", "is_one_off", "one_off_session_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +60,20 @@ DEFAULT_TAKEOVER_S: Final = 15.0
 
 #: Seconds a turn waits at its end for its store writes (they go on, in order, after that).
 DEFAULT_FLUSH_S: Final = 10.0
+
+
+#: The session id of a call that named none: kept in memory for the call, never stored.
+_ONE_OFF: Final = re.compile(r"call-[0-9a-f]{32}")
+
+
+def one_off_session_id() -> str:
+    """A new one-off session id (``call-<32 hex>``), for a spoken call that named no session."""
+    return f"call-{uuid.uuid4().hex}"
+
+
+def is_one_off(session_id: str) -> bool:
+    """Whether ``session_id`` is a one-off id (:func:`one_off_session_id`): its conversation is not stored."""
+    return _ONE_OFF.fullmatch(session_id) is not None
 
 
 class SessionBusyError(Exception):
@@ -156,7 +175,9 @@ class Conversations:
         return agent
 
     def _restored(self, session_id: str | None) -> tuple[Agent, OffLoopSessionManager | None]:
-        inner = None if session_id is None else self.store.session_manager(session_id)
+        inner = None
+        if session_id is not None and not is_one_off(session_id):  # a one-off call's turns stay in memory
+            inner = self.store.session_manager(session_id)
         manager = None if inner is None else OffLoopSessionManager(inner)
         window = SlidingWindowConversationManager(window_size=self.store.window)
         return self.make_agent(session_manager=manager, conversation_manager=window), manager
