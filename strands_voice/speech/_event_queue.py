@@ -41,8 +41,15 @@ class EventQueue:
         return len(self._items)
 
     def put_nowait(self, item: Event | None) -> None:
-        """Add an event (or the end marker ``None``) now."""
-        self._items.append(item)
+        """Add an event (or the end marker ``None``) now.
+
+        An event that comes after the end marker still reaching the queue (a barge-in on a paused
+        response whose producer had finished) goes before it: nothing is read past the end.
+        """
+        if item is not None and self._items and self._items[-1] is None:
+            self._items.insert(len(self._items) - 1, item)
+        else:
+            self._items.append(item)
         if not self._held:
             self._readable.set()
         if len(self._items) >= self.maxsize:

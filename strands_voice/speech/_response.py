@@ -234,14 +234,13 @@ class Response:
         logger.debug("paused=<%s>, heard_ms=<%.0f> | speech held or resumed", pause, self.heard_ms)
 
     def _interrupt_now(self) -> None:
-        if self.interrupted or self.ended:
+        # A response that ended while paused still holds its end: it was never heard, so it is cut too.
+        if self.interrupted or (self.ended and not self.paused):
             return
-        self.interrupted = True
+        self.interrupted, held_end = True, self.ended
         self.synthesis.interrupt()
-        dropped = self._outlet.purge(lambda event: event["type"] in _AUDIO_EVENTS)
-        if self.paused:  # the interrupted event must get out; the held audio is dropped above
-            self.paused = False
-            self._outlet.release()
+        cut = _AUDIO_EVENTS | {"audio_end"} if held_end else _AUDIO_EVENTS
+        dropped = self._outlet.purge(lambda event: event["type"] in cut)
         fields = self.log.interrupted_fields()
         logger.debug(
             "sentences_done=<%s>, sentence_cut=<%s>, dropped=<%d> | interrupted",
@@ -253,6 +252,12 @@ class Response:
             # The agent stops writing and remembers what was heard, not what was written.
             self.memory.interrupted(fields["heard_text"])
         self._emit(self.builder.interrupted(**fields))
+        if held_end:
+            self.ended = False
+            self._audio_end(completed=False)  # what was delivered, after the interrupted event
+        if self.paused:  # the held events (the interrupted one last) go out; the held audio is gone
+            self.paused = False
+            self._outlet.release()
 
     async def run(self) -> None:
         """Speak the response's text as it comes; always ends with ``audio_end``."""

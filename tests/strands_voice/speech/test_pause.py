@@ -65,3 +65,34 @@ def test_a_barge_in_during_a_pause_keeps_what_was_heard_before_it(
     (interrupted,) = [e for e in events if e["type"] == "interrupted"]
     assert events[-1]["type"] == "agent_end"
     assert interrupted["sentence_cut"] == 0 and interrupted["sentences_done"] == []  # 1.2 s of the first
+
+
+def test_an_answer_that_ends_while_paused_is_still_cut_by_a_barge_in() -> None:
+    """Paused, its last audio arrives (the endpoint finished), then the caller barges in: the held audio
+    and its end are dropped, ``interrupted`` says what was heard before the pause, and the stream ends."""
+    import threading
+
+    from support.instant_tts import InstantTTS
+
+    release = threading.Event()
+
+    async def run() -> list[str]:
+        voice = VoiceCallbackHandler(transport_factory=lambda: InstantTTS(answer_first=1, release=release))
+        agent = Agent(
+            model=ScriptedModel(text=ANSWER, first_sentence_s=0.1, total_s=0.2), callback_handler=None
+        )
+        kinds: list[str] = []
+        async for event in voice.stream(agent, "How much is it?", options=OPTIONS):
+            kinds.append(event["type"])
+            if event["type"] == "audio_chunk" and kinds.count("audio_chunk") == 1:
+                voice.pause()
+                release.set()  # the rest of the answer arrives while paused
+                await asyncio.sleep(0.5)
+                voice.interrupt()
+        voice.close()
+        return kinds
+
+    kinds = asyncio.run(asyncio.wait_for(run(), 30))
+    assert kinds.count("interrupted") == 1 and kinds.count("audio_end") == 1
+    assert kinds.index("interrupted") < kinds.index("audio_end") < kinds.index("agent_end")
+    assert kinds.count("audio_chunk") == 1  # the held audio was never delivered
