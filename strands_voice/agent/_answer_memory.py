@@ -202,52 +202,66 @@ class AnswerMemory:
                 self._rewrite()
 
 
-class AnswerMemories:
-    """The answers one handler speaks, each tied to the agent writing it, and the agents' store writes.
+class _AgentTie:
+    """One agent's hooks, added once whichever handler speaks for it: its store writes (in order, across
+    handlers) and the memory of the answer it is writing now."""
 
-    Each agent gets two hooks, once: ``AfterInvocationEvent`` ends its current answer's invocation
-    (:meth:`AnswerMemory.finished`); ``BeforeInvocationEvent`` lets the next invocation wait for the
-    answer's rewrite to be stored, so Strands' next message is stored after it. Thread-safe.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._current: weakref.WeakKeyDictionary[Any, AnswerMemory] = weakref.WeakKeyDictionary()
-        self._writes: weakref.WeakKeyDictionary[Any, _StoreWrites] = weakref.WeakKeyDictionary()
-
-    def bind(self, agent: Agent) -> AnswerMemory:
-        """The memory of the answer ``agent`` is writing (or is about to write)."""
-        with self._lock:
-            writes = self._writes.get(agent)
-            if writes is None:
-                writes = self._writes[agent] = _StoreWrites()
-                agent.hooks.add_callback(AfterInvocationEvent, self._invocation_ended)
-                agent.hooks.add_callback(BeforeInvocationEvent, self._invocation_starting)
-                cancel_model_streams(agent)  # the cancel stops the model's stream, whatever the model
-            memory = AnswerMemory(agent, writes, self._release)
-            self._current[agent] = memory
-        return memory
-
-    def _release(self, memory: AnswerMemory) -> None:
-        with self._lock:
-            if self._current.get(memory.agent) is memory:
-                del self._current[memory.agent]
+    def __init__(self, agent: Agent) -> None:
+        self.writes = _StoreWrites()
+        self.current: AnswerMemory | None = None
+        agent.hooks.add_callback(AfterInvocationEvent, self._invocation_ended)
+        agent.hooks.add_callback(BeforeInvocationEvent, self._invocation_starting)
+        cancel_model_streams(agent)  # the cancel stops the model's stream, whatever the model
 
     def _invocation_ended(self, event: AfterInvocationEvent) -> None:
-        with self._lock:
-            memory = self._current.get(event.agent)
+        with _TIES_LOCK:
+            memory = self.current
         if memory is not None:
             memory.finished()
 
     async def _invocation_starting(self, event: BeforeInvocationEvent) -> None:
-        with self._lock:
-            writes = self._writes.get(event.agent)
-        if writes is not None and writes.pending:
-            if not await asyncio.to_thread(writes.settle, STORE_WRITE_TIMEOUT):
-                logger.warning("code=<store_write_slow> | the last heard answer is still being stored")
+        if self.writes.pending and not await asyncio.to_thread(self.writes.settle, STORE_WRITE_TIMEOUT):
+            logger.warning("code=<store_write_slow> | the last heard answer is still being stored")
+
+
+_TIES_LOCK: Final = threading.Lock()
+#: Every agent a handler spoke for, its tie (an app makes a handler per answer; the agent lives on).
+_TIES: weakref.WeakKeyDictionary[Any, _AgentTie] = weakref.WeakKeyDictionary()
+
+
+class AnswerMemories:
+    """The answers one handler speaks, each tied to the agent writing it, and the agents' store writes.
+
+    Each agent gets two hooks, once in its life however many handlers speak for it (an agent tie):
+    ``AfterInvocationEvent`` ends its current answer's invocation (:meth:`AnswerMemory.finished`);
+    ``BeforeInvocationEvent`` lets the next invocation wait for the answer's rewrite to be stored, so
+    Strands' next message is stored after it. Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._ties: weakref.WeakSet[_AgentTie] = weakref.WeakSet()
+
+    def bind(self, agent: Agent) -> AnswerMemory:
+        """The memory of the answer ``agent`` is writing (or is about to write)."""
+        with _TIES_LOCK:
+            tie = _TIES.get(agent)
+            if tie is None:
+                tie = _TIES[agent] = _AgentTie(agent)
+            memory = AnswerMemory(agent, tie.writes, self._release)
+            tie.current = memory
+            self._ties.add(tie)
+        return memory
+
+    @staticmethod
+    def _release(memory: AnswerMemory) -> None:
+        with _TIES_LOCK:
+            tie = _TIES.get(memory.agent)
+            if tie is not None and tie.current is memory:
+                tie.current = None
 
     def settle(self, timeout: float = STORE_WRITE_TIMEOUT) -> bool:
-        """Wait (blocking) until every store write started so far is done; False if ``timeout`` passed."""
-        with self._lock:
-            every = list(self._writes.values())
+        """Wait (blocking) until every store write started so far for this handler's agents is done;
+        False if ``timeout`` passed."""
+        with _TIES_LOCK:
+            every = [tie.writes for tie in self._ties]
         return all([writes.settle(timeout) for writes in every])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcore_app.scripted import split_tokens
+from agentcore_app.scripted import ScriptedModel, split_tokens
 from strands import Agent, tool
 from strands.hooks import AfterInvocationEvent
 from strands.session.file_session_manager import FileSessionManager
@@ -263,3 +263,23 @@ def test_barge_in_before_a_tool_call_runs_no_tool() -> None:
     voice.close()
     assert result.stop_reason == "cancelled" and calls == []
     assert last_text(agent) == [{"text": voice.heard}] == [{"text": "One sentence here."}]  # type: ignore[attr-defined]
+
+
+def test_an_agent_answered_by_many_handlers_keeps_one_pair_of_hooks() -> None:
+    """The app makes a handler per answer on a session's long-lived agent: its hooks must not pile up."""
+    from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
+
+    from strands_voice.agent._answer_memory import AnswerMemories
+
+    agent = Agent(model=ScriptedModel(first_sentence_s=0.01, total_s=0.02), callback_handler=None)
+
+    def hooks() -> int:
+        registry: Any = agent.hooks
+        kinds = (AfterInvocationEvent, BeforeInvocationEvent)
+        return sum(len(registry._registered_callbacks.get(kind, [])) for kind in kinds)
+
+    before = hooks()
+    memories = [AnswerMemories() for _ in range(5)]
+    for handler_memories in memories:
+        handler_memories.bind(agent)
+    assert hooks() - before == 2  # one pair, however many handlers
