@@ -39,16 +39,17 @@ _MAX_TOKENS: Final = 448
 #: Audio samples per second, and per mel frame (Whisper's 10 ms hop).
 _RATE: Final = 16000
 _HOP: Final = 160
-_MIN_WINDOW_S: Final = 10
+_MIN_WINDOW_S: Final = 6
 _MAX_WINDOW_S: Final = 30
 
 
 def short_window_samples(audio_samples: int) -> int:
-    """The encoder window for a turn of ``audio_samples``: twice its length in whole seconds, 10 s to 30 s.
+    """The encoder window for a turn of ``audio_samples``: twice its length in whole seconds, 6 s to 30 s.
 
-    Shorter windows repeat words or hallucinate on a short turn (a window of 2x its audio, and at least
-    10 s, gave the 30 s window's words on every utterance tried); the encoder's cost grows faster than the
-    window, so 10 s costs about a seventh of 30 s.
+    Shorter windows repeat words or hallucinate on a short turn; a window of 2x its audio, and at least
+    6 s, gave the words of a 10 s window (and those of the 30 s window on longer turns: a test compares
+    them) on every utterance tried, one-word answers and the bench's questions included. The encoder's
+    cost grows with the window, and the caller waits for this recognition at the end of every turn.
     """
     seconds = 2 * -(-audio_samples // _RATE)
     return min(_MAX_WINDOW_S, max(_MIN_WINDOW_S, seconds)) * _RATE

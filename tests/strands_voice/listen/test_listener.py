@@ -169,11 +169,12 @@ def test_the_cut_window_hears_what_the_full_window_hears(
     assert words == [w.strip(".,?!").lower() for w in text.split()]
 
 
-def test_the_cut_window_is_twice_the_turn_from_10_to_30_seconds() -> None:
+def test_the_cut_window_is_twice_the_turn_from_6_to_30_seconds() -> None:
     from strands_voice.listen._whisper import short_window_samples
 
-    assert short_window_samples(0) == 10 * 16000
-    assert short_window_samples(16000 * 5) == 10 * 16000
+    assert short_window_samples(0) == 6 * 16000
+    assert short_window_samples(16000 * 3) == 6 * 16000
+    assert short_window_samples(16000 * 3 + 1) == 8 * 16000
     assert short_window_samples(16000 * 5 + 1) == 12 * 16000
     assert short_window_samples(16000 * 14) == 28 * 16000
     assert short_window_samples(16000 * 28) == 30 * 16000
