@@ -131,8 +131,11 @@ def test_silence_past_the_idle_timeout_closes_the_call_but_not_while_an_answer_p
     assert core.handle(AudioFrame(second), 0.0) == []
 
 
-def test_no_frame_at_all_closes_the_call_with_a_code() -> None:
+def test_no_frame_at_all_closes_the_call_with_a_code_but_not_while_an_answer_is_out() -> None:
     core = started()
+    core.handle(Active(answering=True), 0.0)
+    assert core.handle(Stalled(), 0.0) == [] and core.phase is not Phase.CLOSED
+    core.handle(Active(answering=False), 0.0)
     actions = core.handle(Stalled(), 0.0)
     assert errors(actions) == ["idle_timeout"] and isinstance(actions[-1], Close)
     assert {"idle_timeout", "turn_too_long", "recognition_failed"} == CALL_ERROR_CODES

@@ -240,6 +240,7 @@ class Call:
         turn = SpokenTurn(action.prompt, action.spoken, uuid.uuid4().hex, timing)
         live = LiveAnswer(turn, self.answering.voice())
         self.answers[action.answer_id] = live
+        self.frames.handle(frames.Active(answering=True), 0.0)  # thinking counts as answering: not idle
         live.task = self._spawn(self._answer_turn(action.answer_id, live), "call-answer")
 
     async def _answer_turn(self, answer_id: str, live: LiveAnswer) -> None:

@@ -311,6 +311,11 @@ class CallFrames:
     def _idle_reached(self) -> bool:
         return self._quiet_bytes > self.limits.idle_s * _BYTES_PER_SECOND
 
+    def _stalled(self, event: Stalled, now: float) -> list[FrameAction]:
+        if self._answering:
+            return []  # a caller may listen in silence to a long answer: not idle
+        return self._idle(event, now)
+
     def _idle(self, _event: Stalled, now: float) -> list[FrameAction]:
         self._move(Move.IDLE)
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
@@ -327,6 +332,6 @@ _Handler = Callable[[CallFrames, Any, float], list[FrameAction]]
 _HANDLERS: Final[dict[type, _Handler]] = {
     TextFrame: CallFrames._text,
     AudioFrame: CallFrames._any_audio,
-    Stalled: CallFrames._idle,
+    Stalled: CallFrames._stalled,
     Active: CallFrames._active,
 }
