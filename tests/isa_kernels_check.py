@@ -24,7 +24,12 @@ from onnx import TensorProto, helper, numpy_helper
 from strands_voice_tools.bench.isa import probe_kernels
 
 # (output channels, input channels, taps, dilation, stride, pads), as in test_endpoint_onnx_gemm.py.
-SHAPES = ((8, 16, 3, 1, 1, (1, 1)), (8, 8, 11, 5, 1, (25, 25)), (4, 6, 12, 1, 6, (3, 3)), (1, 1, 3, 1, 2, (1, 1)))
+SHAPES = (
+    (8, 16, 3, 1, 1, (1, 1)),
+    (8, 8, 11, 5, 1, (25, 25)),
+    (4, 6, 12, 1, 6, (3, 3)),
+    (1, 1, 3, 1, 2, (1, 1)),
+)
 SENTENCES = ("Please open the front door.", "The red kite circled above the quiet valley.")
 
 
@@ -70,7 +75,9 @@ def check_convolutions() -> dict[str, bool]:
         expected = _run(model, x)
         rewritten = rewrite_convolutions(model) == 1
         results["x".join(map(str, shape[:5]))] = rewritten and bool(np.array_equal(_run(model, x), expected))
-    results["saturating weights left alone"] = rewrite_convolutions(_convolution(SHAPES[0], 120, zero=128)) == 0
+    results["saturating weights left alone"] = (
+        rewrite_convolutions(_convolution(SHAPES[0], 120, zero=128)) == 0
+    )
     return results
 
 
@@ -94,4 +101,6 @@ def check_engine() -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps({"probe": probe_kernels(), "convolutions": check_convolutions(), "engine": check_engine()}))
+    print(
+        json.dumps({"probe": probe_kernels(), "convolutions": check_convolutions(), "engine": check_engine()})
+    )

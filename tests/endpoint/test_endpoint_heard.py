@@ -20,8 +20,8 @@ import pytest
 from endpoint_support import collect, replies, whisper_input
 from kokoro_endpoint.engines.onnx_engine import OnnxEngine
 from kokoro_endpoint.engines.onnx_sessions import session_options
-from kokoro_endpoint.engines.onnx_windowed import HOP
 from kokoro_endpoint.engines.onnx_split import split_model
+from kokoro_endpoint.engines.onnx_windowed import HOP
 from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy

@@ -41,7 +41,9 @@ def test_a_later_segment_no_longer_than_the_audio_before_it_is_decoded_whole() -
 
 
 @given(frames=st.integers(49, 400), produced=st.integers(1, 300))
-def test_stitching_a_later_segments_windows_of_one_signal_gives_that_signal(frames: int, produced: int) -> None:
+def test_stitching_a_later_segments_windows_of_one_signal_gives_that_signal(
+    frames: int, produced: int
+) -> None:
     hop = 600
     signal = np.random.default_rng(frames).standard_normal(frames * hop).astype(np.float32)
     stitcher = WindowStitcher(hop, frames * hop, crossfade=240)

@@ -147,7 +147,10 @@ def main() -> int:
     def open_graph(path: Path) -> Any:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
-    encoder, decoder = open_graph(model_for_path(paths.encoder, path)), open_graph(model_for_path(paths.decoder, path))
+    encoder, decoder = (
+        open_graph(model_for_path(paths.encoder, path)),
+        open_graph(model_for_path(paths.decoder, path)),
+    )
     sessions = _sessions(encoder)
     with tempfile.TemporaryDirectory() as folder:
         batched = open_graph(_batch_graph(model_for_path(paths.decoder, path), Path(folder)))

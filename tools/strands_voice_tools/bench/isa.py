@@ -20,13 +20,14 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final
 
 from strands_voice_protocol.errors import StrandsVoiceError
 
-__all__ = ["EMULATED", "emulation_environ", "isa_mask_library", "probe_kernels"]
+__all__ = ["EMULATED", "emulation_environ", "isa_mask_library", "probe_in_child", "probe_kernels"]
 
 #: The instruction sets a child process can be run on.
 EMULATED: Final = ("avx2", "avx512")
@@ -97,10 +98,12 @@ def probe_kernels() -> dict[str, Any]:
 
     Returns:
         ``u8s8_pairs_saturate`` (True on the AVX2 and AVX-512 kernels, False on VNNI's), numpy's view of
-        the CPU's AVX-512 and VNNI features, and whether an emulation is active in this process.
+        the CPU's AVX-512 and VNNI features, the instruction set an emulation made this process see (None:
+        none), and the path the endpoint's engine chooses in it (``endpoint_cpu_path``).
     """
     import numpy as np
     import onnxruntime as ort  # type: ignore[import-untyped]
+    from kokoro_endpoint.engines.cpu_path import cpu_path
     from numpy._core._multiarray_umath import __cpu_features__  # type: ignore[import-not-found]
     from onnx import TensorProto, helper
 
@@ -122,15 +125,35 @@ def probe_kernels() -> dict[str, Any]:
     product = session.run(
         None, {"a": np.full((4, depth), 255, np.uint8), "b": np.full((depth, 16), 127, np.int8)}
     )
+    active = os.environ.get(ACTIVE) == "1"
     return {
         "u8s8_pairs_saturate": bool(product[0][0, 0] != depth * 255 * 127),
         "numpy_features": {
             key: bool(__cpu_features__.get(key)) for key in ("AVX2", "AVX512F", "AVX512BW", "AVX512VNNI")
         },
-        "emulated_isa": os.environ.get("STRANDS_VOICE_EMULATED_ISA")
-        if os.environ.get(ACTIVE) == "1"
-        else None,
+        "emulated_isa": os.environ.get("STRANDS_VOICE_EMULATED_ISA") if active else None,
+        "endpoint_cpu_path": cpu_path().describe(),
     }
+
+
+def probe_in_child(environ: dict[str, str]) -> dict[str, Any]:
+    """:func:`probe_kernels` in a new Python process with ``environ`` added to this one's environment.
+
+    Raises:
+        StrandsVoiceError: the process failed.
+    """
+    done = subprocess.run(
+        [sys.executable, "-m", "strands_voice_tools.bench.isa"],
+        env={**os.environ, **environ},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise StrandsVoiceError(f"probing the kernels failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return result
 
 
 if __name__ == "__main__":

@@ -54,8 +54,9 @@ def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
 
     Args:
         endpoint_graph: Give kokoro-onnx the graph and session options the endpoint runs on this CPU
-            (convolutions as u8 x s8 products where that is faster, idle pool threads sleeping) instead of its own
-            session on the file: what is left of a difference is the rest of each design.
+            (convolutions as u8 x s8 products where that is faster, its threads, idle pool threads
+            sleeping) instead of its own session on the file: what is left of a difference is the rest of
+            each design.
 
     Raises:
         MissingDependencyError: kokoro-onnx (the ``peers`` group) or the model packages are missing.
