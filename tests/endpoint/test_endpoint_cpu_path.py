@@ -50,6 +50,8 @@ def test_the_flags_come_from_cpuinfo_or_numpy(tmp_path: Path) -> None:
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2 fma\nbugs\t\t: avx_vnni\n", encoding="utf-8")
     assert cpu_flags(cpuinfo) == {"fpu", "avx2", "fma"}
+    cpuinfo.write_text("processor\t: 0\nFeatures\t: fp asimd asimddp i8mm\n", encoding="utf-8")  # ARM64
+    assert cpu_flags(cpuinfo) == {"fp", "asimd", "asimddp", "i8mm"}
     # Without /proc/cpuinfo (macOS, Windows), numpy's CPUID reading: this CPU's own features.
     assert cpu_flags(tmp_path / "missing") <= {"avx2", "fma"} | {f for f in cpu_flags() if "avx512" in f}
 

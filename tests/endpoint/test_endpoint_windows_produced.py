@@ -1,12 +1,19 @@
-"""A segment after its request's first: its first window is as long as the audio before it (pure)."""
+"""A segment after its request's first: its first window is as long as the audio before it, a pure function
+of the request; the pipeline tells each phrase how much audio came before it."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from hypothesis import example, given
 from hypothesis import strategies as st
+from kokoro_endpoint.engines.interface import WindowedEngine
+from kokoro_endpoint.engines.pieces import SpeechPiece
+from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.engines.windows import Window, WindowPlan, WindowStitcher
 
 
@@ -50,3 +57,47 @@ def test_stitching_a_later_segments_windows_of_one_signal_gives_that_signal(
     windows = WindowPlan().windows(frames, produced)
     out = [stitcher.add(w, signal[w.lo * hop : w.hi * hop]) for w in windows]
     np.testing.assert_allclose(np.concatenate(out), signal, atol=1e-6)
+
+
+class _ToneWindowedEngine:
+    """A windowed engine that speaks 0.5 s of tone per call and records each call's ``produced_s``."""
+
+    name = "tone"
+    sample_rate = 24_000
+    default_voice = "v"
+    voices = frozenset({"v"})
+    windowed = True
+
+    def __init__(self) -> None:
+        self.produced: list[tuple[str, float]] = []
+
+    def warm_up(self) -> None:
+        return None
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Iterator[npt.NDArray[np.float32]]:
+        return (piece.audio for piece in self.stream(text, voice, speed))
+
+    def stream(self, text: str, voice: str, speed: float, produced_s: float = 0.0) -> Iterator[SpeechPiece]:
+        self.produced.append((text, produced_s))
+        yield SpeechPiece(np.full(12_000, 0.2, np.float32), True)
+
+
+def test_each_phrase_is_told_the_audio_its_request_produced_before_it() -> None:
+    engine = _ToneWindowedEngine()
+    assert isinstance(engine, WindowedEngine)
+    outputs = list(synthesize_segments(engine, "One. Two. Three.", "v", 1.0, None))
+    assert [text for text, _ in engine.produced] == ["One.", "Two.", "Three."]
+    emitted = np.cumsum([0, *(output.audio.size for output in outputs)]) / engine.sample_rate
+    assert [produced for _, produced in engine.produced] == [0.0, emitted[1], emitted[2]]
+
+
+def test_the_onnx_engine_opens_a_later_phrase_with_a_larger_window(onnx_engine: Any) -> None:
+    text = "The old lighthouse keeper climbed the narrow spiral stairs every evening to light the lamp."
+    voice = onnx_engine.default_voice
+    first = [piece.audio for piece in onnx_engine.stream(text, voice, 1.0)]
+    later = [piece.audio for piece in onnx_engine.stream(text, voice, 1.0, produced_s=2.0)]
+    again = [piece.audio for piece in onnx_engine.stream(text, voice, 1.0, produced_s=2.0)]
+    assert len(later) < len(first)  # fewer windows
+    assert sum(map(len, later)) == sum(map(len, first))  # the same frames, cut otherwise
+    for mine, same in zip(later, again, strict=True):  # a pure function of the request
+        np.testing.assert_array_equal(mine, same)

@@ -65,6 +65,8 @@ _NUMPY_FLAGS: Final = {
     "AVX512DQ": "avx512dq",
     "AVX512VL": "avx512vl",
     "AVX512VNNI": "avx512_vnni",
+    "ASIMDDP": "asimddp",
+    "SVE": "sve",
 }
 
 
@@ -97,14 +99,15 @@ class CpuPath:
 
 
 def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
-    """The CPU's feature flags: the ``flags`` line of ``cpuinfo`` (Linux, x86), else numpy's view of them."""
+    """The CPU's feature flags: the ``flags`` (x86) or ``Features`` (ARM) line of ``cpuinfo`` (Linux), else
+    numpy's view of them."""
     try:
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
     for line in text.splitlines():
         key, _, value = line.partition(":")
-        if key.strip() == "flags":
+        if key.strip() in ("flags", "Features"):
             return frozenset(value.split())
     try:  # numpy reads CPUID itself wherever it runs; a private table, so only a fallback
         from numpy._core._multiarray_umath import __cpu_features__  # type: ignore[import-not-found]

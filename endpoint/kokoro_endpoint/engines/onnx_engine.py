@@ -186,15 +186,18 @@ class OnnxEngine:
         speed: float,
         reading: Reading | None = None,
         interrupt: Interrupt | None = None,
+        produced_s: float = 0.0,
     ) -> Iterator[SpeechPiece]:
         """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
 
         A segment's first piece carries its timing (word timestamps) when the model reports durations.
         Once ``interrupt`` is set, the model call running stops and the iterator raises
-        :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`.
+        :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`. ``produced_s``: the seconds of audio the
+        request produced before ``text`` (``interface.WindowedEngine``): the first window is that long.
         """
         pack = self._pack(voice)
-        return self._pieces(text, pack, speed, self.plan, reading or Reading(), interrupt)
+        produced = round(produced_s * self.sample_rate / HOP)
+        return self._pieces(text, pack, speed, self.plan, reading or Reading(), interrupt, produced)
 
     def _pack(self, voice: str) -> npt.NDArray[np.float32]:
         """The style pack of a voice, or of a blend (the weighted mean of its parts')."""
@@ -220,10 +223,10 @@ class OnnxEngine:
         plan: WindowPlan | None,
         reading: Reading,
         interrupt: Interrupt | None = None,
+        produced: int = 0,
     ) -> Iterator[SpeechPiece]:
         """Each segment's audio (:meth:`_segments`): decoded whole, or window by window when ``plan`` is
-        given (each segment after the first starting with a window as long as the audio before it)."""
-        produced = 0  # frames of audio this request has produced
+        given, each segment's first window as long as the ``produced`` frames of audio before it."""
         for segment in self._segments(text, reading):
             ids = [self._vocab[p] for p in segment.kept]
             # The style vector depends on the token count, as in kokoro.KPipeline.

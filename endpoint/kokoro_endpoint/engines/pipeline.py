@@ -98,7 +98,11 @@ def synthesize_segments(
         cursor = offset + 1
         if interrupt is not None:
             interrupt.check()
-        pieces = speech_pieces(engine, phrase, voice, speed, reading=reading, interrupt=interrupt)
+        # The audio already produced plays while this phrase's first window is decoded.
+        produced_s = output.emitted / engine.sample_rate
+        pieces = speech_pieces(
+            engine, phrase, voice, speed, reading=reading, interrupt=interrupt, produced_s=produced_s
+        )
         try:
             yield from output.phrase(pieces, phrase, offset, spoken)
         finally:
