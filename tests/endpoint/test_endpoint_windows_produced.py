@@ -15,6 +15,7 @@ from kokoro_endpoint.engines.interface import WindowedEngine
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.engines.windows import Window, WindowPlan, WindowStitcher
+from kokoro_endpoint.silence import SilencePolicy
 
 
 @given(frames=st.integers(1, 600), produced=st.integers(0, 400))
@@ -85,10 +86,10 @@ class _ToneWindowedEngine:
 def test_each_phrase_is_told_the_audio_its_request_produced_before_it() -> None:
     engine = _ToneWindowedEngine()
     assert isinstance(engine, WindowedEngine)
-    outputs = list(synthesize_segments(engine, "One. Two. Three.", "v", 1.0, None))
-    assert [text for text, _ in engine.produced] == ["One.", "Two.", "Three."]
-    emitted = np.cumsum([0, *(output.audio.size for output in outputs)]) / engine.sample_rate
-    assert [produced for _, produced in engine.produced] == [0.0, emitted[1], emitted[2]]
+    for policy in (None, SilencePolicy()):  # the engine's audio, counted before the policy shapes it
+        engine.produced.clear()
+        list(synthesize_segments(engine, "One. Two. Three.", "v", 1.0, None, policy))
+        assert engine.produced == [("One.", 0.0), ("Two.", 0.5), ("Three.", 1.0)]
 
 
 def test_the_onnx_engine_opens_a_later_phrase_with_a_larger_window(onnx_engine: Any) -> None:
