@@ -44,7 +44,8 @@ def test_later_segments_cover_each_frame_once_from_a_larger_first_window(frames:
 def test_a_later_segment_no_longer_than_the_audio_before_it_is_decoded_whole() -> None:
     plan = WindowPlan()
     assert list(plan.windows(161, produced=219)) == [Window(0, 161, 0, 161)]
-    assert [w.stop - w.start for w in plan.windows(192, produced=219)] == [160, 32]
+    assert list(plan.windows(195, produced=223)) == [Window(0, 195, 0, 195)]
+    assert [w.stop - w.start for w in plan.windows(240, produced=223)] == [200, 40]
     assert [w.hi - w.lo for w in plan.windows(217)] == [18, 52, 80, 128, 53]  # the first segment's windows
 
 

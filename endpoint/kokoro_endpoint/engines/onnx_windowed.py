@@ -8,7 +8,7 @@ side, thrown away, and cross-faded into its neighbours: the context is the windo
 A segment that is not its request's first starts with a window as large as the audio the request has
 already produced (``produced``): that audio plays while the window is decoded, so no small first window
 is needed there, and fewer, larger windows decode fewer context frames. A segment no longer than that is
-decoded whole.
+one window, its leading silence skipped as a windowed segment's is.
 """
 
 from __future__ import annotations
@@ -55,12 +55,12 @@ def decode_segment(
     frames, style = encoded.frames, feeds["style"]
     timing = timing_of(encoded.durations)
     windows = list(plan.windows(frames, produced)) if plan is not None else []
-    if plan is None or len(windows) <= 1:
+    if plan is None or (len(windows) <= 1 and produced <= 0):
         yield SpeechPiece(run_decoder(split.decoder, style, encoded, 0, frames, interrupt), True, timing)
         return
     # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
     # as much as speech, so all but the last ``lead_frames`` are sent as zeros, not decoded, and the
-    # first window starts just before the first sound.
+    # first window starts just before the first sound (a later phrase's one window too).
     lead = int(np.rint(np.asarray(encoded.durations).reshape(-1)[0]))
     skip = max(0, min(lead - plan.lead_frames, frames - plan.first))
     windows = list(plan.windows(frames - skip, produced))

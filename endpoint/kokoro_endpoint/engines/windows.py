@@ -43,7 +43,8 @@ class WindowPlan:
     Attributes:
         first: Frames in the first window (before its right context).
         growth: Each later window is this many times the previous one ...
-        largest: ... up to this many frames.
+        largest: ... up to this many frames (5 s: a later phrase of a usual sentence's length is decoded
+            whole, and the largest window's activations bound the decoder's memory).
         context: Frames decoded on each side of a window and thrown away.
         first_context: Frames decoded after the first window (its right context): fewer than ``context``
             because the first window is on the path to the first heard sound; its one seam is still
@@ -61,7 +62,7 @@ class WindowPlan:
 
     first: int = 12
     growth: float = 2.0
-    largest: int = 160
+    largest: int = 200
     context: int = 16
     first_context: int = 6
     smallest: int = 12
