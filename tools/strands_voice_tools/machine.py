@@ -8,7 +8,14 @@ import platform
 from pathlib import Path
 from typing import Any
 
-__all__ = ["cpu_model", "describe_machine", "load_average", "package_version", "total_memory_gib"]
+__all__ = [
+    "cpu_model",
+    "describe_machine",
+    "instruction_set",
+    "load_average",
+    "package_version",
+    "total_memory_gib",
+]
 
 
 def cpu_model() -> str:
@@ -21,6 +28,32 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine() or "unknown"
+
+
+#: The vector extensions that decide how fast int8 models run, widest first (``/proc/cpuinfo`` flag, name).
+_VECTOR_SETS = (
+    ("amx_int8", "AMX-INT8"),
+    ("avx512_vnni", "AVX-512 VNNI"),
+    ("avx512f", "AVX-512"),
+    ("avx_vnni", "AVX-VNNI"),
+    ("avx2", "AVX2"),
+    ("neon", "NEON"),
+    ("asimd", "NEON"),
+)
+
+
+def instruction_set() -> str:
+    """The CPU's widest vector extension that matters for int8 inference (e.g. "AVX-512 VNNI", "AVX2")."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return platform.machine() or "unknown"
+    flags: set[str] = set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            flags.update(value.split())
+    return next((name for flag, name in _VECTOR_SETS if flag in flags), platform.machine() or "unknown")
 
 
 def total_memory_gib() -> float | None:
@@ -68,6 +101,7 @@ def describe_machine(engine: Any | None = None) -> dict[str, Any]:
         usable_cores = None
     return {
         "cpu_model": cpu_model(),
+        "instruction_set": instruction_set(),
         "cpu_cores": os.cpu_count(),
         "usable_cores": usable_cores,
         "ram_gib": total_memory_gib(),
