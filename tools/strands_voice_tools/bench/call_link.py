@@ -19,7 +19,7 @@ from typing import Any, Final
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import StrandsVoiceError
 
-from strands_voice_tools.bench.call_log import CallLog, Utterance, first_heard_at, play
+from strands_voice_tools.bench.call_log import CallLog, Utterance, answer_playing, first_heard_at, play
 from strands_voice_tools.bench.turn_set import Said
 from strands_voice_tools.talk.streams import LISTEN_RATE, PacedInput
 
@@ -104,10 +104,9 @@ class CallLink:
             await asyncio.sleep(_POLL_S)
         return None
 
-    def playing(self, at: float | None = None) -> bool:
-        """Whether the caller's player is playing at ``at`` (now by default)."""
-        now = time.perf_counter() if at is None else at
-        return any(start <= now < end for start, end in play(self.log))
+    def playing(self) -> bool:
+        """Whether an answer is playing now (:func:`.call_log.answer_playing`)."""
+        return answer_playing(play(self.log), time.perf_counter())
 
     async def quiet(self, quiet_s: float, within_s: float) -> bool:
         """Wait until nothing has played or arrived for ``quiet_s``; False when ``within_s`` ran out."""

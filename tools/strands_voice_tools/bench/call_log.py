@@ -33,6 +33,7 @@ __all__ = [
     "CallLog",
     "Utterance",
     "UtteranceFigures",
+    "answer_playing",
     "first_heard_at",
     "kinds",
     "play",
@@ -47,6 +48,8 @@ ANSWER_RATE: Final = 24000
 OVER_ANSWER: Final[frozenset[str]] = frozenset({"backchannel", "noise", "interruption"})
 #: A stall of the player shorter than this (audio arriving late) does not end the answer's playback.
 STALL_S: Final = 0.35
+#: An answer whose audio stalled less than this long ago is still playing for the caller.
+ANSWER_STALL_S: Final = 1.5
 #: Without a stopping event, silence this long after the caller spoke counts as the answer stopping.
 SILENT_GAP_S: Final = 0.5
 #: Words too common to tie a transcript to an utterance.
@@ -216,19 +219,27 @@ def _spoken_turn(log: CallLog, said: Utterance, until: float) -> UtteranceFigure
     )
 
 
+def answer_playing(spans: Sequence[tuple[float, float]], at: float, stall_s: float = ANSWER_STALL_S) -> bool:
+    """Whether an answer is playing at ``at``: its audio is, or was less than ``stall_s`` ago (an answer
+    whose audio arrives late is still the answer the caller speaks over)."""
+    return any(begin <= at < end + stall_s for begin, end in spans)
+
+
 def silent_from(
     spans: Sequence[tuple[float, float]], start: float, event_at: float | None, gap_s: float = SILENT_GAP_S
 ) -> float | None:
     """When the player, playing at ``start``, went silent for good within the reaction window.
 
     With a stopping event (``interrupted``, ``speech_paused``) at ``event_at``: the event, or the end of
-    the last playback before it where the player had already run dry. Without one: the end of a playback
-    span followed by at least ``gap_s`` of silence (a system that stops by sending no more audio).
+    the last playback before it where the player had already run dry after ``start`` (the event itself
+    where it was dry at ``start``: the audio had stalled, the system had not stopped it). Without one:
+    the end of a playback span followed by at least ``gap_s`` of silence (a system that stops by sending
+    no more audio).
     """
     window_end = start + REACTION_WINDOW_S
     if event_at is not None and event_at <= window_end:
         before = [end for begin, end in spans if begin < event_at and end > start]
-        return min(event_at, max(before)) if before else start
+        return min(event_at, max(before)) if before else event_at  # stalled already: the system's stop
     following = [begin for begin, _ in spans] + [math.inf]
     for (begin, end), after in zip(spans, following[1:], strict=True):
         if end > start and end <= window_end and after - end >= gap_s and begin < window_end:
@@ -240,7 +251,7 @@ def _over_answer(
     log: CallLog, said: Utterance, until: float, spans: Sequence[tuple[float, float]]
 ) -> UtteranceFigures:
     """A backchannel, a noise or an interruption: did the answer pause, stop, and how soon."""
-    playing = any(begin <= said.start < end for begin, end in spans)
+    playing = answer_playing(spans, said.start)
     figures = UtteranceFigures(said.kind, said.text, said.voice, over_answer=playing)
     if not playing:
         return figures
