@@ -190,3 +190,12 @@ def test_speaking_over_a_stalled_answer_counts_from_the_systems_stop() -> None:
     )
     (backchannel,) = turn_figures(log)
     assert backchannel.over_answer is True and backchannel.reaction_s == pytest.approx(0.3)
+
+
+def test_voice_to_voice_takes_the_audio_after_the_questions_turn_not_a_late_answer_before_it() -> None:
+    log = CallLog(
+        said=[said("question", 1.0, 3.0, "Can I cancel my plan at any time?")],
+        events=[(3.5, final("Can I cancel my plan at any time?"))],
+        audio=[(2.0, tone(0.5)), (4.5, tone(1.0))],  # "Okay." to an earlier turn, then the answer
+    )
+    assert turn_figures(log)[0].voice_to_voice_s == pytest.approx(1.5)

@@ -19,7 +19,14 @@ from typing import Any, Final
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import StrandsVoiceError
 
-from strands_voice_tools.bench.call_log import CallLog, Utterance, answer_playing, first_heard_at, play
+from strands_voice_tools.bench.call_log import (
+    CallLog,
+    Utterance,
+    answer_playing,
+    first_heard_at,
+    is_final,
+    play,
+)
 from strands_voice_tools.bench.turn_set import Said
 from strands_voice_tools.talk.streams import LISTEN_RATE, PacedInput
 
@@ -27,6 +34,8 @@ __all__ = ["START", "CallLink"]
 
 START: Final = {"type": "start", "sample_rate": LISTEN_RATE}
 _POLL_S: Final = 0.05
+#: How long a turn the system took may go unanswered before the call goes on without its answer.
+PENDING_S: Final = 20.0
 
 
 class CallLink:
@@ -108,14 +117,17 @@ class CallLink:
         """Whether an answer is playing now (:func:`.call_log.answer_playing`)."""
         return answer_playing(play(self.log), time.perf_counter())
 
-    async def quiet(self, quiet_s: float, within_s: float) -> bool:
-        """Wait until nothing has played or arrived for ``quiet_s``; False when ``within_s`` ran out."""
+    async def quiet(self, quiet_s: float, within_s: float, pending_s: float = PENDING_S) -> bool:
+        """Wait until nothing has played or arrived for ``quiet_s`` and the last turn the system took has
+        been answered (or ``pending_s`` has passed without its answer); False when ``within_s`` ran out."""
         deadline = time.perf_counter() + within_s
         while time.perf_counter() < deadline:
             now = time.perf_counter()
             spans = play(self.log)
             last = max([end for _, end in spans] + [at for at, _ in self.log.audio[-1:]] + [0.0])
-            if now - last >= quiet_s and not any(start <= now < end for start, end in spans):
+            turn = max([at for at, event in self.log.events if is_final(event)] + [0.0])
+            answered = last > turn or now - turn >= pending_s
+            if answered and now - last >= quiet_s and not any(start <= now < end for start, end in spans):
                 return True
             await asyncio.sleep(_POLL_S)
         return False

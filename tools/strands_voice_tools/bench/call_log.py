@@ -8,7 +8,8 @@ buffer, plays on at ``speech_resumed``, and drops its buffer on ``interrupted``.
 reads, per utterance:
 
 - ``end_of_turn_s``: the end of its speech to the system's final transcript (the turn's end);
-- ``voice_to_voice_s`` (a question): the end of its speech to the first audible sound of the answer;
+- ``voice_to_voice_s`` (a question): the end of its speech to the first audible sound of the answer (the
+  audio that arrives after its turn's end);
 - ``cut`` (a paused sentence): taken as a turn before its end, or split into two turns;
 - said over an answer (a backchannel, a noise, an interruption): ``reaction_s``, its first sound to the
   moment the player went silent (paused, dropped or starved, within :data:`REACTION_WINDOW_S`), and
@@ -35,6 +36,7 @@ __all__ = [
     "UtteranceFigures",
     "answer_playing",
     "first_heard_at",
+    "is_final",
     "kinds",
     "play",
     "silent_from",
@@ -180,7 +182,8 @@ def _belongs(event: dict[str, Any], said: Utterance) -> bool:
     return not text.strip() or said.kind in ("backchannel", "noise") or bool(_words(text) & _words(said.text))
 
 
-def _is_final(event: dict[str, Any]) -> bool:
+def is_final(event: dict[str, Any]) -> bool:
+    """Whether ``event`` is the caller's final transcript (the end of a turn the system took)."""
     return (
         event.get("type") == "transcript" and bool(event.get("final")) and event.get("role", "user") == "user"
     )
@@ -204,13 +207,15 @@ def _spoken_turn(log: CallLog, said: Utterance, until: float) -> UtteranceFigure
     finals = [
         (at, event)
         for at, event in log.events
-        if _is_final(event) and said.start <= at < until and _belongs(event, said)
+        if is_final(event) and said.start <= at < until and _belongs(event, said)
     ]
     last_at, last = finals[-1] if finals else (None, {})
     by = (last.get("end_of_turn") or {}).get("by") if last else None
     figures = UtteranceFigures(said.kind, said.text, said.voice, finals=len(finals), end_of_turn_by=by)
     cut = len(finals) > 1 or (bool(finals) and finals[0][0] < said.end)
-    heard = first_heard_at(log, said.start, until) if said.kind == "question" else None
+    # The answer is the audio after the turn's end (a late answer to an earlier turn comes before it).
+    answer_from = said.end if last_at is None else max(said.end, last_at)
+    heard = first_heard_at(log, answer_from, until) if said.kind == "question" else None
     return dataclasses.replace(
         figures,
         end_of_turn_s=None if last_at is None or last_at < said.end else last_at - said.end,

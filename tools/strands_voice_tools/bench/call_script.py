@@ -80,7 +80,7 @@ async def _ask(link: CallLink, model: Any, question: Said, progress: Progress) -
     await link.quiet(QUIET_S, ANSWER_WITHIN_S)
     model.update_config(text=LONG_ANSWER, first_sentence_s=FIRST_SENTENCE_S, total_s=3.0)
     said = await link.say(question)
-    heard = await link.heard(said.start, ANSWER_WITHIN_S)
+    heard = await link.heard(said.end, ANSWER_WITHIN_S)
     if heard is None:
         progress(f"no answer to {question.text!r} within {ANSWER_WITHIN_S:.0f} s")
         return False

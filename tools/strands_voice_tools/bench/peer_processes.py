@@ -301,6 +301,7 @@ class CallPeer(_PeerProcess):
     command: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     url: str = ""
+    _drain: asyncio.Task[None] | None = None
 
     async def _spawn(self) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
@@ -312,12 +313,28 @@ class CallPeer(_PeerProcess):
         )
 
     async def _ready(self, proc: asyncio.subprocess.Process, started: float) -> None:
-        """Wait for the ready line and keep its URL."""
+        """Wait for the ready line (other output before it is passed over) and keep its URL; the rest of
+        the worker's output is read and dropped from then on, so that it never blocks on a full pipe."""
         assert proc.stdout is not None
-        try:
-            line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
-        except TimeoutError:
-            raise StrandsVoiceError(f"{self.name} was not ready within {READY_TIMEOUT_S:.0f} s") from None
-        if not line:
-            raise StrandsVoiceError(f"{self.name} exited with {await proc.wait()} before it was ready")
-        self.url = json.loads(line)["url"]
+        while True:
+            try:
+                line = await asyncio.wait_for(proc.stdout.readline(), READY_TIMEOUT_S)
+            except TimeoutError:
+                raise StrandsVoiceError(f"{self.name} was not ready within {READY_TIMEOUT_S:.0f} s") from None
+            if not line:
+                raise StrandsVoiceError(f"{self.name} exited with {await proc.wait()} before it was ready")
+            if line.startswith(b'{"ready"'):
+                self.url = json.loads(line)["url"]
+                self._drain = asyncio.create_task(self._drop_output(proc.stdout))
+                return
+
+    @staticmethod
+    async def _drop_output(stdout: asyncio.StreamReader) -> None:
+        while await stdout.read(65536):
+            pass
+
+    async def stop(self) -> None:
+        """Stop the worker and its output's reader."""
+        await super().stop()
+        if self._drain is not None:
+            await cancel_and_wait([self._drain], 5.0)
