@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from typing import Any, Final
 
@@ -183,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--voice", default="jm_kumo")
     args = parser.parse_args(argv)
     logger.remove()
-    logger.add(sys.stderr, level=os.environ.get("PEER_LOG_LEVEL", "WARNING"))
+    logger.add(sys.stderr, level="WARNING")
     asyncio.run(_serve(args.port, args.llm_url, args.voice, SYSTEM_PROMPT))
     return 0
 

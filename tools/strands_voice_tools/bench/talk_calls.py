@@ -55,16 +55,18 @@ class System:
         args: The worker's arguments (besides ``--llm-url``).
         setup: What it runs, in words (for the report).
         env: Extra environment for the worker.
+        given_port: The worker serves on a port it is given (``--port``), not on one it picks.
     """
 
     module: str
     args: tuple[str, ...]
     setup: str
     env: tuple[tuple[str, str], ...] = ()
+    given_port: bool = False
 
     def command(self, llm_url: str) -> tuple[str, ...]:
-        """The worker's ``python -m`` arguments; a worker that serves on a given port gets a free one."""
-        port = ("--port", str(free_port())) if self.module.endswith("peer_pipecat") else ()
+        """The worker's ``python -m`` arguments."""
+        port = ("--port", str(free_port())) if self.given_port else ()
         return (self.module, *self.args, *port, "--llm-url", llm_url)
 
 
@@ -89,6 +91,7 @@ SYSTEMS: Final[dict[str, System]] = {
         "WhisperSTTService (the same base model, CPU int8), OpenAILLMService, KokoroTTSService (kokoro-onnx, "
         "the same int8 model and voice), a WebSocket server transport; TTS stop_frame_timeout_s 20",
         env=(("LOGURU_LEVEL", "WARNING"),),
+        given_port=True,
     ),
     "strands-voice, silence timer": System(
         _STRANDS,
