@@ -3,7 +3,7 @@
 The public API, on one screen. Add :class:`VoiceCallbackHandler` (or :class:`VoicePlugin`) to an agent
 and it speaks each sentence over one persistent TTS session while the model is still writing the next.
 Everything else stays importable from the module that owns it (for example
-``strands_voice.session.events.RequestCompleted`` or ``strands_voice_protocol.frames.Synthesize``).
+``strands_voice.session.RequestCompleted`` or ``strands_voice_protocol.frames.Synthesize``).
 """
 
 from __future__ import annotations
@@ -21,18 +21,19 @@ from strands_voice_protocol.errors import (
 )
 from strands_voice_protocol.events import EVENT_TYPES, Event
 
-from strands_voice._answer_memory import NOTHING_HEARD
-from strands_voice._speakers import Speakers
-from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.options import VOICE_OPTIONS_KEY, Mode, VoiceOptions
-from strands_voice.plugin import VoicePlugin
-from strands_voice.retry import RetryPolicy
-from strands_voice.run import run_voice
-from strands_voice.sagemaker import SageMakerTransport
-from strands_voice.session.driver import TTSSession
-from strands_voice.transport import FrameTransport
-from strands_voice.transport_url import transport_from_url
-from strands_voice.websocket import WebSocketTransport
+from strands_voice import _moved
+from strands_voice.agent import NOTHING_HEARD, VoiceCallbackHandler, VoicePlugin, run_voice
+from strands_voice.devices import Speakers
+from strands_voice.session import RetryPolicy, TTSSession
+from strands_voice.speech import VOICE_OPTIONS_KEY, Mode, VoiceOptions
+from strands_voice.transports import (
+    FrameTransport,
+    SageMakerTransport,
+    WebSocketTransport,
+    transport_from_url,
+)
+
+_moved.install()
 
 __all__ = [  # noqa: RUF022 (grouped by what a reader looks for, not sorted)
     # Voice for an agent

@@ -203,3 +203,43 @@ def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
     graph = import_graph(sources([tmp_path]))
     assert graph["pkg.free"] == {"pkg.sub", "pkg.sub.b"} and graph["pkg.sub.b"] == {"pkg.a"}
     assert import_cycles(graph) == [["pkg.free", "pkg.sub"]]
+
+
+def class_names(trees: Iterable[Path]) -> dict[str, list[str]]:
+    """Each class name defined under ``trees``, with the files that define it."""
+    found: dict[str, list[str]] = {}
+    for path in sources(trees):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_no_class_name_is_defined_twice_in_the_library_and_one_answer_in_library_and_app() -> None:
+    """One meaning per word: a reader who meets a class name knows which one it is."""
+    library = class_names([ROOT / "strands_voice"])
+    assert {name: files for name, files in library.items() if len(files) > 1} == {}
+    with_app = class_names([ROOT / "strands_voice", ROOT / "examples" / "agentcore_app"])
+    assert len(with_app.get("Answer", [])) <= 1
+
+
+def test_the_library_top_level_shows_its_concepts() -> None:
+    """At most 12 entries: one folder per concept, not a flat list of modules."""
+    entries = [p.name for p in (ROOT / "strands_voice").iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= 12, sorted(entries)
+
+
+def test_no_build_output_is_tracked() -> None:
+    """Wheels and source archives are built, not committed (``.gitignore`` keeps them out)."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.whl", "*.tar.gz", "*.egg", "dist/*", "build/*"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert tracked == []
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").split()
+    assert {"*.whl", "*.tar.gz"} <= set(ignored)

@@ -17,6 +17,7 @@ Three tracked tasks per session (plus an idle watchdog):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import defaultdict
@@ -170,11 +171,12 @@ class BidiSession:
                 logger.debug("code=<%s> | client disconnected", message.get("code"))
                 return
             self._last_activity = time.monotonic()
-            if self._closing:
-                continue  # after `close`, only the disconnect matters
             text = message.get("text")
             data: str | bytes | None = text if text is not None else message.get("bytes")
             if data is None:
+                continue
+            if self._closing:
+                self._cancel_after_close(data)
                 continue
             size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
             if size > self._settings.max_frame_bytes:
@@ -202,6 +204,13 @@ class BidiSession:
                 self._closing = True
                 self._outbox.put_nowait(None)
                 self._to_synthesize.put_nowait(None)
+
+    def _cancel_after_close(self, data: str | bytes) -> None:
+        """After ``close`` only a ``cancel`` counts (a barge-in still drops what is owed), unanswered."""
+        with contextlib.suppress(FrameDecodeError):
+            decoded = decode_client_message(data)
+            if isinstance(decoded, Cancel):
+                self._cancel(decoded.request_id)
 
     async def _queue_error(self, error: ErrorFrame) -> None:
         # Waits (and so stops reading the socket) while MAX_QUEUED_ERRORS answers are still unsent.

@@ -1,11 +1,14 @@
 """The events of Leg 3 over WebSocket (PROTOCOL.md, "the caller speaks"), declared as in :mod:`.events`.
 
 On ``WS /ws`` the server sends every Leg 3 event of an answer (``agent_start`` ... ``agent_end``, except
-``audio_chunk``, whose bytes travel as binary frames) plus three of the call's own: ``listening`` (ready
-for audio, the answer to ``start``), ``speech_start`` (the caller started speaking) and ``transcript``
-(what the recognizer heard so far; ``final`` ends the caller's turn). :class:`CallEventBuilder` builds
-them with the same clock rules as :class:`~strands_voice_protocol.events.EventBuilder` (``t_ms`` since the
-call began); :func:`parse_call_event` checks one JSON text frame as a client reads it.
+``audio_chunk``, whose bytes travel as binary frames) plus the call's own: ``listening`` (ready for audio,
+the answer to ``start``), ``speech_start`` (the caller started speaking), ``transcript`` (what the
+recognizer heard so far; a ``final`` one ends the caller's turn and says why, ``end_of_turn``), and the
+pause-then-decide pair of v1.3: ``speech_paused`` (the caller's first sound over an answer: a player stops
+at once and keeps its buffer) and ``speech_resumed`` (it was a backchannel or a noise: play on).
+:class:`CallEventBuilder` builds them with the same clock rules as
+:class:`~strands_voice_protocol.events.EventBuilder` (``t_ms`` since the call began);
+:func:`parse_call_event` checks one JSON text frame as a client reads it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ __all__ = [
     "CallErrorCode",
     "CallEvent",
     "CallEventBuilder",
+    "EndOfTurnFields",
     "ListeningEvent",
     "ListeningFields",
+    "SpeechHeldFields",
+    "SpeechPausedEvent",
+    "SpeechResumedEvent",
     "SpeechStartEvent",
     "SpeechStartFields",
     "TranscriptEvent",
@@ -63,12 +70,33 @@ class SpeechStartFields(TypedDict):
     at_s: float
 
 
+class EndOfTurnFields(TypedDict):
+    """Why a turn ended: ``by`` ``"model"`` (the turn-end model judged it complete), ``"silence"`` (the
+    silence timer) or ``"max_turn"`` (the longest turn); ``p``: the model's probability that it was
+    complete, when a model judged it."""
+
+    by: str
+    p: NotRequired[float]
+
+
 class TranscriptFields(TypedDict):
-    """``transcript``: what the recognizer heard so far; ``final: true`` ends the caller's turn."""
+    """``transcript``: what the recognizer heard so far; ``final: true`` ends the caller's turn.
+
+    ``end_of_turn`` (v1.3): on a final, why the turn ended.
+    """
 
     role: str
     text: str
     final: bool
+    end_of_turn: NotRequired[EndOfTurnFields]
+
+
+class SpeechHeldFields(TypedDict):
+    """``speech_paused`` / ``speech_resumed`` (v1.3): the answer ``request_id`` held, or going on;
+    ``heard_ms``: its audio played so far, by the server's count (paused time not counted)."""
+
+    request_id: str
+    heard_ms: float
 
 
 class ListeningEvent(Timed, ListeningFields):
@@ -83,8 +111,16 @@ class TranscriptEvent(Timed, TranscriptFields):
     type: Literal["transcript"]
 
 
+class SpeechPausedEvent(Timed, SpeechHeldFields):
+    type: Literal["speech_paused"]
+
+
+class SpeechResumedEvent(Timed, SpeechHeldFields):
+    type: Literal["speech_resumed"]
+
+
 #: The call's own events.
-_CallOnly = ListeningEvent | SpeechStartEvent | TranscriptEvent
+_CallOnly = ListeningEvent | SpeechStartEvent | TranscriptEvent | SpeechPausedEvent | SpeechResumedEvent
 #: One text frame of a call: the call's own events and every Leg 3 event.
 CallEvent = _CallOnly | Event
 
@@ -118,6 +154,25 @@ class CallEventBuilder(EventBuilder):
         """``speech_start``: the caller started speaking ``at_s`` seconds into the call's audio."""
         return {"type": "speech_start", "t_ms": self.t_ms(), "at_s": round(at_s, 3)}
 
-    def transcript(self, *, text: str, final: bool) -> TranscriptEvent:
-        """``transcript``: the caller's words so far (``role`` is always ``user``)."""
-        return {"type": "transcript", "t_ms": self.t_ms(), "role": "user", "text": text, "final": final}
+    def transcript(
+        self, *, text: str, final: bool, end_of_turn: EndOfTurnFields | None = None
+    ) -> TranscriptEvent:
+        """``transcript``: the caller's words so far (``role`` is always ``user``), why a final one ended."""
+        event: TranscriptEvent = {
+            "type": "transcript",
+            "t_ms": self.t_ms(),
+            "role": "user",
+            "text": text,
+            "final": final,
+        }
+        if end_of_turn is not None:
+            event["end_of_turn"] = end_of_turn
+        return event
+
+    def speech_paused(self, **fields: Unpack[SpeechHeldFields]) -> SpeechPausedEvent:
+        """``speech_paused``: the answer is held (the caller may be barging in)."""
+        return {"type": "speech_paused", "t_ms": self.t_ms(), **fields}
+
+    def speech_resumed(self, **fields: Unpack[SpeechHeldFields]) -> SpeechResumedEvent:
+        """``speech_resumed``: the answer goes on from where it was held."""
+        return {"type": "speech_resumed", "t_ms": self.t_ms(), **fields}

@@ -13,11 +13,18 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, NotRequired, Union, get_args, get_origin, get_type_hints
+from typing import Any, Final, NotRequired, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 __all__ = ["Decimals", "EventShapes"]
 
-_JSON_NAMES: Final[dict[type, str]] = {int: "int", float: "a number", str: "str", bool: "bool", list: "list"}
+_JSON_NAMES: Final[dict[type, str]] = {
+    int: "int",
+    float: "a number",
+    str: "str",
+    bool: "bool",
+    list: "list",
+    dict: "an object",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +54,8 @@ class _Field:
 def _json_kinds(hint: Any) -> tuple[type, ...]:
     """The Python types a JSON value of a declared (non-None) type decodes to."""
     origin = get_origin(hint) or hint
+    if is_typeddict(origin):
+        return (dict,)  # a nested object: its own fields are its declaration's to check
     if origin is float:
         return (float, int)
     if origin in _JSON_NAMES:

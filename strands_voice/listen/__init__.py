@@ -1,47 +1,78 @@
-"""Hearing the caller: voice activity detection, end of turn, speech recognition (the ``listen`` extra).
+"""Hearing the caller: voice activity, the end of a turn, speech recognition (the ``listen`` extra).
 
-``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.bidi`) and the app's
-spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.events()``
-(:class:`SpeechStarted`, :class:`Transcript`, :class:`TurnEnded`, :class:`TurnTooLong`,
-:class:`RecognitionFailed`),
-``await listener.aclose()``. The heavy packages (onnxruntime, faster-whisper, the Transcribe SDK) load
-only when an engine is made; without them a :class:`~strands_voice_protocol.errors.MissingDependencyError`
-says ``pip install 'strands-voice[listen]'`` (here: ``uv sync --group listen``).
+``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.cascade`) and the app's
+spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.events()`` (the events of
+``_events``: :class:`SpeechOnset`, :class:`SpeechStarted`, :class:`SpeechPaused`, :class:`Transcript`,
+:class:`TurnEnded`, ...), ``await listener.aclose()``. Inside: the sans-I/O :class:`TurnDetector`
+(``_detector``), the VAD (``_vad``), the recognizers (``_recognizer``, ``_whisper``, ``_transcribe``), the
+turn-end model (``_turn_model``: Smart Turn v3.2) and the verdict that reads it with the words
+(``_end_of_turn``), and the word lists of each language (``_words``).
+
+The heavy packages (onnxruntime, faster-whisper, the Transcribe SDK) load only when an engine is made;
+without them a :class:`~strands_voice_protocol.errors.MissingDependencyError` says
+``pip install 'strands-voice[listen]'`` (here: ``uv sync --group listen``).
 """
 
 from __future__ import annotations
 
-from strands_voice.listen.events import (
+from strands_voice.listen._detector import TurnDetector
+from strands_voice.listen._end_of_turn import Verdict, judge_turn
+from strands_voice.listen._events import (
+    EndedBy,
+    EndOfTurn,
     ListenEvent,
+    OnsetDropped,
     RecognitionFailed,
+    SpeechOnset,
+    SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
     TurnTooLong,
 )
-from strands_voice.listen.listener import Listener
-from strands_voice.listen.recognizer import RecognitionStream, Recognizer
-from strands_voice.listen.settings import ListenSettings
-from strands_voice.listen.transcribe import TranscribeRecognizer
-from strands_voice.listen.turns import TurnDetector
-from strands_voice.listen.vad import SileroVad, Vad
-from strands_voice.listen.whisper import WhisperRecognizer, whisper_model_dir
+from strands_voice.listen._listener import DEFAULT, Listener
+from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
+from strands_voice.listen._settings import EndOfTurnMode, ListenSettings
+from strands_voice.listen._transcribe import TranscribeRecognizer
+from strands_voice.listen._turn_model import SmartTurn, TurnModel, default_turn_model
+from strands_voice.listen._vad import SileroVad, Vad
+from strands_voice.listen._whisper import WhisperRecognizer, whisper_model_dir
+from strands_voice.listen._words import asks, interrupts, is_backchannel, unfinished
 
 __all__ = [
+    "DEFAULT",
+    "EndOfTurn",
+    "EndOfTurnMode",
+    "EndedBy",
     "ListenEvent",
     "ListenSettings",
     "Listener",
+    "OnsetDropped",
     "RecognitionFailed",
     "RecognitionStream",
+    "Recognized",
     "Recognizer",
     "SileroVad",
+    "SmartTurn",
+    "SpeechOnset",
+    "SpeechPaused",
+    "SpeechResumed",
     "SpeechStarted",
     "TranscribeRecognizer",
     "Transcript",
     "TurnDetector",
     "TurnEnded",
+    "TurnModel",
     "TurnTooLong",
     "Vad",
+    "Verdict",
     "WhisperRecognizer",
+    "asks",
+    "default_turn_model",
+    "interrupts",
+    "is_backchannel",
+    "judge_turn",
+    "unfinished",
     "whisper_model_dir",
 ]

@@ -8,7 +8,7 @@ from typing import Literal
 from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.frames import ClientMessage
 
-from strands_voice.session.events import SessionEvent
+from strands_voice.session._events import SessionEvent
 
 #: What a failed send means: ``down`` the connection is down (resume follows); ``raise`` a non-retryable
 #: error ends the session; ``drop`` a non-retryable error fails the one request being sent, to its caller.
@@ -58,7 +58,7 @@ class SetTimer:
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """Nothing more is owed after :meth:`~strands_voice.session.driver.TTSSession.finish`: iteration ends."""
+    """Nothing more is owed after :meth:`~strands_voice.session.TTSSession.finish`: iteration ends."""
 
 
 Action = Send | Deliver | Reconnect | Disconnect | Fail | SetTimer | End

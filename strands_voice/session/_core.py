@@ -8,7 +8,7 @@ deliver an event, fail, set the timer). Everything a session decides is decided 
 feeding inputs, without sockets or wall time:
 
 - **resume**: a lost connection (a drop, a normal close while audio is owed, ``busy``) reconnects after
-  the :class:`~strands_voice.retry.RetryPolicy`'s backoff and re-sends every unfinished request in order;
+  the :class:`~strands_voice.session.RetryPolicy`'s backoff and re-sends every unfinished request in order;
   a request cut mid-audio resumes with ``skip_samples`` (no sample given twice or lost), or is
   replayed whole against an endpoint that does not echo it;
 - **give up**: when the policy's deadline leaves no attempt, the error that started the outage fails the
@@ -28,10 +28,11 @@ from strands_voice_protocol.errors import (
 )
 from strands_voice_protocol.frames import Cancel, ClientMessage, Close, Keepalive, Synthesize
 
-from strands_voice.retry import Backoff, RetryPolicy, is_retryable
 from strands_voice.session._actions import Action, Deliver, Disconnect, End, Fail, Reconnect, Send, SetTimer
-from strands_voice.session._answers import read_answer
+from strands_voice.session._events import RequestCancelled
+from strands_voice.session._frames import read_frame
 from strands_voice.session._requests import OwedRequest, RequestBook
+from strands_voice.session._retry import Backoff, RetryPolicy, is_retryable
 from strands_voice.session._state import (
     DOWN_STATES,
     FINISHING_STATES,
@@ -41,7 +42,6 @@ from strands_voice.session._state import (
     State,
     next_state,
 )
-from strands_voice.session.events import RequestCancelled
 
 logger = logging.getLogger(__name__)
 
@@ -240,7 +240,7 @@ class SessionCore:
     def frame_received(self, frame: str | bytes, now: float) -> list[Action]:
         """A frame from the endpoint: the events it makes (and a resume when it answered ``busy``)."""
         self._silence_from = self._keepalive_from = now
-        answer = read_answer(self.book, frame, retry_busy=self.retry.enabled)
+        answer = read_frame(self.book, frame, retry_busy=self.retry.enabled)
         if answer.finished:
             self.backoff.reset()  # something finished: any outage is over
         actions: list[Action] = [Deliver(event) for event in answer.events]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from strands_voice_protocol.frames import Synthesize
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-from strands_voice._seam import Seam
+from strands_voice.session._seam import Seam
 
 logger = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 from agentcore_app.scripted import ScriptedModel
-from stand_in_model import StandInModel
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
+from support.stand_in_model import StandInModel
 
 # Two sentences: bidi speaks them as two chunks (the first is over the chunker's 40-character minimum).
 # The shared 2-core machine can be slow to synthesize; don't let the client give up on the endpoint.

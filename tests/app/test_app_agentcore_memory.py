@@ -17,10 +17,11 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import STORE_WRITE_FAILED
-from conversation_model import HOLD, HoldingEcho
-from conversation_store_support import (
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import STORE_WRITE_FAILED
+from strands.session.session_manager import SessionManager
+from support.conversation_model import HOLD, HoldingEcho
+from support.conversation_store import (
     GUARD_S,
     REGION,
     SESSION_HEADER,
@@ -31,9 +32,8 @@ from conversation_store_support import (
     stored_messages,
     text_of,
 )
-from strands.session.session_manager import SessionManager
 
-from strands_voice._answer_memory import remembered_text
+from strands_voice.agent._answer_memory import remembered_text
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -113,7 +113,7 @@ def test_an_interrupted_answer_is_stored_as_what_was_heard(memory_id: str) -> No
 
 def test_an_answer_written_in_full_then_cut_while_speaking_is_stored_as_heard(memory_id: str) -> None:
     """The model has finished writing, the audio has not: the Stop rewrites the stored answer."""
-    from instant_tts import InstantTTS
+    from support.instant_tts import InstantTTS
 
     release = threading.Event()  # the endpoint holds the second sentence's audio until the test ends
     prompt = "This first sentence is long enough to be spoken at once. Then a second one"
@@ -184,7 +184,7 @@ def test_the_service_failing_mid_turn_the_answer_is_spoken_and_the_next_turn_wor
 ) -> None:
     store = _FailingMemoryStore(kind="agentcore-memory", memory_id=memory_id, region_name=REGION)
     object.__setattr__(store, "fault", _FailingAnswers())
-    caplog.set_level(logging.ERROR, logger="agentcore_app.store_writes")
+    caplog.set_level(logging.ERROR, logger="agentcore_app.conversation._store_writes")
     with served_app(HoldingEcho(), store) as url:
         assert text_of(ask(url, "one", SESSION_A)) == "Heard: one."
         store.fault.failing = True  # the question is stored, then the service fails on the answer

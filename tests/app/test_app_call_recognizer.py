@@ -40,7 +40,7 @@ def test_transcribe_is_made_once_for_every_call(monkeypatch: pytest.MonkeyPatch,
     """The factory makes one Transcribe recognizer (the call's rate, the chosen language) for all calls."""
     require("aws_sdk_transcribe_streaming", "listen")
     require("faster_whisper", "listen")
-    from agentcore_app.call_listening import default_listener_factory
+    from agentcore_app.call import default_listener_factory
 
     from strands_voice.listen import TranscribeRecognizer
 

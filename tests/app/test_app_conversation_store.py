@@ -8,17 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcore_app.conversation_store import (
+from agentcore_app.conversation._conversations import Conversations
+from agentcore_app.conversation._store import (
     DEFAULT_CONVERSATION_DIR,
     ConversationStore,
     InvalidSessionIdError,
 )
-from agentcore_app.conversations import Conversations
-from conversation_model import HoldingEcho
 from strands import Agent
 from strands_voice_protocol.errors import ConfigurationError
+from support.conversation_model import HoldingEcho
 
-from strands_voice.handler import VoiceCallbackHandler
+from strands_voice.agent._handler import VoiceCallbackHandler
 
 SESSION = "conversation-store-test-0123456789abcdef"
 

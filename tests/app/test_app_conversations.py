@@ -12,9 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore, InvalidSessionIdError, validate_session_id
-from conversation_model import HOLD, HoldingEcho
-from instant_tts import InstantTTS
+from agentcore_app.conversation._store import ConversationStore, InvalidSessionIdError, validate_session_id
+from support.conversation_model import HOLD, HoldingEcho
+from support.instant_tts import InstantTTS
 
 pytestmark = pytest.mark.timeout(120)
 

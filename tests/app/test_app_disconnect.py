@@ -17,7 +17,6 @@ from typing import Any
 
 import httpx
 import pytest
-from stand_in_model import StandInModel
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -25,6 +24,7 @@ from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 from strands_voice_protocol.sse import SSEDecoder
+from support.stand_in_model import StandInModel
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -165,7 +165,7 @@ def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
     from agentcore_app.app import create_app
     from kokoro_endpoint.runner import running_server
 
-    from strands_voice.handler import VoiceCallbackHandler
+    from strands_voice.agent._handler import VoiceCallbackHandler
 
     interrupts: list[bool] = []
     interrupt = VoiceCallbackHandler.interrupt

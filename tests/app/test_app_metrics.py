@@ -11,10 +11,10 @@ import httpx
 import pytest
 from agentcore_app.metrics import DEFAULT_NAMESPACE, AnswerMetrics, measured, metrics_from_env
 from agentcore_app.scripted import ScriptedModel
-from emf_support import EmfLines, dimension_sets, metrics_of
-from otel_support import recording_spans
 from strands_voice_protocol.emf import EmfWriter
 from strands_voice_protocol.events import Event, EventBuilder
+from support.emf import EmfLines, dimension_sets, metrics_of
+from support.otel import recording_spans
 
 pytestmark = pytest.mark.timeout(240)
 

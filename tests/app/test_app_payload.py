@@ -17,7 +17,7 @@ from agentcore_app.config import (
 from agentcore_app.payload import PayloadError, VoiceRequest, parse_payload
 from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
 
-from strands_voice.options import VoiceOptions
+from strands_voice.speech._options import VoiceOptions
 
 
 def test_app_payload_defaults() -> None:

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import OffLoopSessionManager
-from conversation_model import HoldingEcho
-from conversation_store_support import GUARD_S, ask, served_app, text_of
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import OffLoopSessionManager
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
+from support.conversation_model import HoldingEcho
+from support.conversation_store import GUARD_S, ask, served_app, text_of
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import (
+from optional_groups import require, skip_or_fail
+from support.browser import (
     CHROMIUM_ARGS,
     PageSession,
     ReplayRecord,
@@ -17,7 +18,6 @@ from browser_support import (
     create_replay_app,
     find_chromium,
 )
-from optional_groups import require, skip_or_fail
 
 
 @pytest.fixture(scope="session")

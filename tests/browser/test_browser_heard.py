@@ -4,7 +4,7 @@ the conversation and the "Highlight words" checkbox sits beside its label at 128
 
 from __future__ import annotations
 
-from browser_support import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
+from support.browser import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
 
 #: Stop once the first sentence has played and the second has played this long (ms), well before it ends.
 INTO_SECOND_MS = 250

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from browser_support import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
+from support.browser import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import PageSession, open_page
+from support.browser import PageSession, open_page
 
 pytestmark = pytest.mark.browser
 

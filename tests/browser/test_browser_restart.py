@@ -5,7 +5,7 @@ place, and the sentence's scheduled seconds count the replay only. In headless C
 from __future__ import annotations
 
 import pytest
-from browser_support import PageSession, ReplayServer, open_page
+from support.browser import PageSession, ReplayServer, open_page
 
 pytestmark = pytest.mark.browser
 

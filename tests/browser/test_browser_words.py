@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_support import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
+from support.browser import REPLAY_SENTENCES, PageSession, ReplayServer, open_page
 
 pytestmark = pytest.mark.browser
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from whisper_support import whisper_model
+from support.whisper import whisper_model
 
 __all__ = ["whisper_model"]

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_support import collect, replies, whisper_input
 from kokoro_endpoint.engines.onnx_engine import HOP, OnnxEngine, session_options
 from kokoro_endpoint.engines.onnx_split import split_model
 from kokoro_endpoint.engines.pipeline import synthesize_segments
@@ -25,6 +24,7 @@ from kokoro_endpoint.runner import RunningServer
 from kokoro_endpoint.silence import SilencePolicy
 from optional_groups import require
 from strands_voice_tools.audio_analysis import first_audible_sample
+from support.endpoint import collect, replies, whisper_input
 from websockets.asyncio.client import connect
 
 LONG = (

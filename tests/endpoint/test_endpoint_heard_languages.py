@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 import openai
 import pytest
-from endpoint_support import whisper_input
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import MIME_TYPES, decode_audio, pcm16_to_float32
+from support.endpoint import whisper_input
 
 # Held out: used nowhere else, not tuned for.
 JAPANESE = ["私は毎朝コーヒーを飲みます。", "駅までの道を教えてください。", "この本はとても面白かったです。"]

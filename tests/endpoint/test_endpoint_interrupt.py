@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_support import HeldSession, until_one_step_is_queued
 from kokoro_endpoint.engines.interface import InterruptibleEngine, speech_pieces
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
 from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
+from support.endpoint import HeldSession, until_one_step_is_queued
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -207,8 +207,8 @@ def test_the_onnx_engine_stops_its_running_decoder_call(onnx_engine: Any) -> Non
 def test_a_cancel_frees_the_engine_for_the_sessions_next_request() -> None:
     from kokoro_endpoint.app import create_app
     from kokoro_endpoint.runner import running_server
-    from leg1_client import collect
     from strands_voice_protocol.frames import Cancel, Synthesize, encode_client_message
+    from support.leg1_client import collect
     from websockets.asyncio.client import connect
 
     engine = BlockingEngine()

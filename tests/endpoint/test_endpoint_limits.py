@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
-from endpoint_support import RecordingEngine, collect, replies
 from kokoro_endpoint.app import create_app
 from kokoro_endpoint.runner import RunningServer, running_server
 from kokoro_endpoint.settings import Settings
 from kokoro_endpoint.state import EndpointState
+from support.endpoint import RecordingEngine, collect, replies
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import httpx
 import pytest
-from emf_support import EmfLines, dimension_sets, metrics_of
 from kokoro_endpoint.app import create_app
 from kokoro_endpoint.metrics import DEFAULT_NAMESPACE, EndpointMetrics, metrics_from_env
 from kokoro_endpoint.runner import RunningServer, running_server
-from leg1_client import collect, replies
 from strands_voice_protocol.emf import EmfWriter
 from strands_voice_protocol.errors import ConfigurationError
+from support.emf import EmfLines, dimension_sets, metrics_of
+from support.leg1_client import collect, replies
 from websockets.asyncio.client import connect
 
 pytestmark = pytest.mark.timeout(240)

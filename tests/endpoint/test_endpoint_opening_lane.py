@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from endpoint_support import HeldSession, until_one_step_is_queued
 from kokoro_endpoint.interrupt import Interrupt, SynthesisInterrupted
 from kokoro_endpoint.scheduler import SynthesisScheduler
+from support.endpoint import HeldSession, until_one_step_is_queued
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,10 +17,10 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
-from fake_clock import FakeTime
 from kokoro_endpoint.playback import Playback
 from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
 from strands_voice_protocol.errors import ConfigurationError
+from support.clocks import FakeTime
 
 HANG_GUARD_S = 30.0
 

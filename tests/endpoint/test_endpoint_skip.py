@@ -9,9 +9,9 @@ import asyncio
 import json
 
 import httpx
-from endpoint_support import collect, replies
 from kokoro_endpoint.runner import RunningServer
 from strands_voice_protocol.audio import decode_audio
+from support.endpoint import collect, replies
 from websockets.asyncio.client import connect
 
 TEXT = "First part of the answer, then a second part. And a last sentence after it."

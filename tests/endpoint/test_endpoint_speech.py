@@ -8,9 +8,9 @@ import re
 from typing import Any
 
 import numpy as np
-from endpoint_support import collect, replies, whisper_input
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
+from support.endpoint import collect, replies, whisper_input
 from websockets.asyncio.client import connect
 
 jiwer = require("jiwer", "asr")

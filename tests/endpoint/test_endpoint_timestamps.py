@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
-from endpoint_support import Reply, collect, replies, whisper_input
 from kokoro_endpoint.runner import RunningServer
 from strands_voice_protocol.sse import SSEDecoder
+from support.endpoint import Reply, collect, replies, whisper_input
 from websockets.asyncio.client import connect
 
 BYTES_PER_SECOND = 48_000

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from endpoint_support import collect, replies
 from kokoro_endpoint.app import create_app
 from kokoro_endpoint.engines.loader import choose_engine_kind, load_engine
 from kokoro_endpoint.engines.torch_engine import CheckpointMismatchError, TorchEngine
 from kokoro_endpoint.engines.weights import local_weights, resolve_model_dir
 from kokoro_endpoint.runner import running_server
 from optional_groups import require
+from support.endpoint import collect, replies
 from websockets.asyncio.client import connect
 
 torch = require("torch", "torch")

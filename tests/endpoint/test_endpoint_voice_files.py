@@ -15,10 +15,10 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_process import EndpointProcess, free_port
 from kokoro_endpoint.cli import build_parser, settings_from_args
 from kokoro_endpoint.engines.voice_files import default_voice, load_voice_packs, read_voice_files
 from strands_voice_protocol.errors import ConfigurationError
+from support.endpoint_process import EndpointProcess, free_port
 
 TEXT = "The weather is nice today."
 

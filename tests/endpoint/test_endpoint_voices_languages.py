@@ -12,7 +12,6 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
-from endpoint_support import collect, replies
 from kokoro_endpoint.engines.pipeline import synthesize_segments
 from kokoro_endpoint.languages import Reading, normalized, request_language
 from kokoro_endpoint.lexicon import Lexicon, lexicon_problem, load_lexicon_file, phonemize_with_lexicon
@@ -23,6 +22,7 @@ from kokoro_endpoint.voices import VoicePart, blend_styles, parse_voice
 from optional_groups import require
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.frames import ErrorFrame, Synthesize, decode_client_message
+from support.endpoint import collect, replies
 from websockets.asyncio.client import connect
 
 JAPANESE = "今日はいい天気ですね。"

@@ -19,9 +19,9 @@ from strands_voice_protocol.frames import (
     encode_server_message,
 )
 
-from strands_voice.session.driver import TTSSession
-from strands_voice.session.events import AudioChunk, RequestCompleted, WordsReceived
-from strands_voice.websocket import WebSocketTransport
+from strands_voice.session._driver import TTSSession
+from strands_voice.session._events import AudioChunk, RequestCompleted, WordsReceived
+from strands_voice.transports._websocket import WebSocketTransport
 
 WORDS = (WordTiming("e.g.", 0.35, 0.9, 10, 14), WordTiming("$1.5M", 1.0, 2.25, 15, 20))
 

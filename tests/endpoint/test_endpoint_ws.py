@@ -8,8 +8,8 @@ import re
 
 import httpx
 import pytest
-from endpoint_support import collect, replies
 from kokoro_endpoint.runner import RunningServer
+from support.endpoint import collect, replies
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosedOK
 
@@ -21,7 +21,7 @@ def _binary(obj: object) -> bytes:
 
 
 def _check_bookkeeping(reply: object) -> None:
-    from endpoint_support import Reply
+    from support.endpoint import Reply
 
     assert isinstance(reply, Reply)
     assert reply.kind == "synthesis_complete", reply.end
@@ -168,3 +168,30 @@ def test_cancel_all_is_barge_in(endpoint_server: RunningServer) -> None:
         _check_bookkeeping(got[-1])
 
     asyncio.run(run())
+
+
+def test_a_cancel_after_close_still_drops_what_is_owed(endpoint_server: RunningServer) -> None:
+    """An agent sends ``close`` once its model has written everything; a barge-in after that still stops
+    the speech (the session ends at once, not after every owed sentence)."""
+    long_text = "This sentence is here to take the engine a good while to speak, word after word. " * 3
+
+    async def run() -> tuple[list[object], int | None]:
+        async with connect(endpoint_server.ws_url) as ws:
+            for n in range(4):
+                await ws.send(json.dumps({"text": long_text, "voice": "jm_kumo", "request_id": f"r{n}"}))
+            await ws.send(json.dumps({"type": "close"}))
+            first = await ws.recv()  # the first reply has begun
+            await ws.send(json.dumps({"type": "cancel"}))
+            frames: list[object] = [first]
+            try:
+                while True:
+                    frames.append(await asyncio.wait_for(ws.recv(), 30))
+            except ConnectionClosedOK:
+                pass
+            return frames, ws.close_code
+
+    frames, code = asyncio.run(run())
+    texts = [json.loads(frame) for frame in frames if isinstance(frame, str)]
+    assert code == 1000
+    assert sum(t["type"] == "synthesis_complete" for t in texts) == 0
+    assert {t["request_id"] for t in texts if t["type"] == "synthesis_cancelled"} == {"r0", "r1", "r2", "r3"}

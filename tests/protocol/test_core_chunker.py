@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.speech_text import clean_for_speech
-from timing_support import best_time
+from support.timing import best_time
 
 
 def chunk_all(fragments: list[str], **kwargs: int | None) -> list[str]:

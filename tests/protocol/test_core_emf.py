@@ -1,10 +1,10 @@
-"""The EMF writer against the specification's rules (tests/emf_support.py checks every line)."""
+"""The EMF writer against the specification's rules (tests/support/emf.py checks every line)."""
 
 from __future__ import annotations
 
 import pytest
-from emf_support import SPEC_UNITS, check_emf, dimension_sets, metrics_of
 from strands_voice_protocol.emf import EMF_UNITS, EmfWriter, Metric, emf_line
+from support.emf import SPEC_UNITS, check_emf, dimension_sets, metrics_of
 
 
 def test_units_are_the_specifications() -> None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from reliability_support import LOAD_SESSIONS, CountingEngine
+from support.reliability import LOAD_SESSIONS, CountingEngine
 
 # Figures measured by the load, soak and fault tests; printed at the end of the run and written to
 # $RELIABILITY_FIGURES_JSON when set (docs/reliability.md quotes a real run).

@@ -27,8 +27,8 @@ from typing import Any
 import httpx
 import psutil
 import pytest
-from reliability_support import percentile, rss_mb, wait_for
 from strands_voice_protocol.sse import SSEDecoder
+from support.reliability import percentile, rss_mb, wait_for
 
 ANSWER = "Sure, I can help with that. Your order ships tomorrow morning."
 SENTENCES = 2

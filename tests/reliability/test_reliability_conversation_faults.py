@@ -25,16 +25,16 @@ from typing import Any
 
 import httpx
 import pytest
-from agentcore_app.conversation_store import ConversationStore
-from agentcore_app.store_writes import STORE_WRITE_FAILED
-from conversation_model import HoldingEcho
-from conversation_store_support import GUARD_S, SESSION_HEADER, ask, heard_of, served_app, text_of
-from endpoint_process import free_port
+from agentcore_app.conversation._store import ConversationStore
+from agentcore_app.conversation._store_writes import STORE_WRITE_FAILED
 from strands.session.file_session_manager import FileSessionManager
 from strands.session.session_manager import SessionManager
 from strands_voice_protocol.sse import SSEDecoder
+from support.conversation_model import HoldingEcho
+from support.conversation_store import GUARD_S, SESSION_HEADER, ask, heard_of, served_app, text_of
+from support.endpoint_process import free_port
 
-from strands_voice._answer_memory import NOTHING_HEARD, remembered_text
+from strands_voice.agent._answer_memory import NOTHING_HEARD, remembered_text
 
 pytestmark = pytest.mark.timeout(300)
 

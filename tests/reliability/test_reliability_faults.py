@@ -15,8 +15,8 @@ from typing import Any
 
 import httpx
 import pytest
-from endpoint_process import EndpointProcess, free_port
-from reliability_support import (
+from support.endpoint_process import EndpointProcess, free_port
+from support.reliability import (
     StallingProxy,
     ToneEngine,
     assert_no_leak,
@@ -74,8 +74,8 @@ def test_reliability_faults_endpoint_killed_mid_answer_and_restarted_speech_resu
 ) -> None:
     from kokoro_endpoint.runner import running_server
 
-    import strands_voice.session.driver as session_module
-    from strands_voice.retry import RetryPolicy
+    import strands_voice.session._driver as session_module
+    from strands_voice.session._retry import RetryPolicy
 
     # A restarted container loads its model before it answers; on this shared 2-core machine that can
     # take minutes, so the outage allowed here is 600 s instead of the default 60 s.
@@ -117,8 +117,8 @@ def test_reliability_faults_endpoint_stopped_for_good_text_completes_one_error(
 ) -> None:
     from kokoro_endpoint.runner import running_server
 
-    import strands_voice.session.driver as session_module
-    from strands_voice.retry import RetryPolicy
+    import strands_voice.session._driver as session_module
+    from strands_voice.session._retry import RetryPolicy
 
     deadline_s = 10.0  # the default is 60 s; shorter here only to keep the suite short
     monkeypatch.setattr(session_module, "DEFAULT_RETRY", RetryPolicy(deadline_s=deadline_s))

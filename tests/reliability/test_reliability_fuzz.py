@@ -19,7 +19,7 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import AudioEncodingError, SSEDecodeError
 from strands_voice_protocol.speech_text import clean_for_speech
 from strands_voice_protocol.sse import SSEDecoder, SSEEvent
-from timing_support import best_time
+from support.timing import best_time
 
 SSE_TOKENS = [
     b"data:", b"data: ", b"event:", b"id:", b"id: 1", b"retry:", b"retry: 5", b"retry: x", b":", b" ",

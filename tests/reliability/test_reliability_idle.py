@@ -11,13 +11,13 @@ import asyncio
 import json
 from typing import Any
 
-from reliability_support import ToneEngine, synthesize_frame
+from support.reliability import ToneEngine, synthesize_frame
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from strands_voice.session.driver import TTSSession
-from strands_voice.session.events import AudioChunk, RequestCompleted, RequestFailed, SessionEvent
-from strands_voice.websocket import WebSocketTransport
+from strands_voice.session._driver import TTSSession
+from strands_voice.session._events import AudioChunk, RequestCompleted, RequestFailed, SessionEvent
+from strands_voice.transports._websocket import WebSocketTransport
 
 IDLE_S = 2.0
 

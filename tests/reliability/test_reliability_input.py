@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from reliability_support import (
+from support.reliability import (
     assert_no_leak,
     check_complete,
     group_replies,
@@ -264,7 +264,7 @@ def test_reliability_input_app_hostile_payloads(app_url: str, body: bytes, code:
 
 
 def test_reliability_input_app_serves_after_hostile_payloads(app_url: str, reliability_endpoint: Any) -> None:
-    from reliability_support import sse_events
+    from support.reliability import sse_events
 
     for case in APP_CASES:  # the deep-nesting one (a 500 today) included
         body = case.values[0] if hasattr(case, "marks") else case[0]

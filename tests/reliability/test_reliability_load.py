@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 import pytest
-from reliability_support import (
+from support.reliability import (
     LOAD_SESSIONS,
     check_complete,
     group_replies,

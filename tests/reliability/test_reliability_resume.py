@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from endpoint_process import EndpointProcess, free_port
-from resume_support import check_seamless, kill_and_restart, resumed_skip_samples, run, speak
+from support.endpoint_process import EndpointProcess, free_port
+from support.resume import check_seamless, kill_and_restart, resumed_skip_samples, run, speak
 
-from strands_voice.websocket import WebSocketTransport
+from strands_voice.transports._websocket import WebSocketTransport
 
 
 @pytest.mark.timeout(900)  # two endpoint process start-ups on a shared CPU

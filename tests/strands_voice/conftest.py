@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_sagemaker_runtime import DUMMY_KEY_ID, DUMMY_SECRET, TLSFiles
-from whisper_support import whisper_model
+from support.fake_sagemaker_runtime import DUMMY_KEY_ID, DUMMY_SECRET, TLSFiles
+from support.whisper import whisper_model
 
-from strands_voice.transport import Frame, FrameTransport
+from strands_voice.transports._base import Frame, FrameTransport
 
 __all__ = ["whisper_model"]
 
@@ -64,7 +64,7 @@ def recording() -> Iterator[Callable[..., Callable[[], RecordingTransport]]]:
     """``recording(url, **kw)`` → a transport factory; the transports it made are in ``factory.made``."""
 
     def make(url: str, **kwargs: Any) -> Callable[[], RecordingTransport]:
-        from strands_voice.websocket import WebSocketTransport
+        from strands_voice.transports._websocket import WebSocketTransport
 
         made: list[RecordingTransport] = []
 

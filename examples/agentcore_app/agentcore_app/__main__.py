@@ -19,6 +19,7 @@ def main() -> int:
     from strands_voice_protocol.errors import StrandsVoiceError
 
     from .app import create_app
+    from .call import MAX_FRAME_BYTES
 
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO").upper())
     try:
@@ -29,7 +30,9 @@ def main() -> int:
     # BedrockAgentCoreApp logs through its own JSON handler; don't print each line twice via the root.
     logging.getLogger("bedrock_agentcore.app").propagate = False
     port = int(os.environ.get("PORT", "8080"))
-    uvicorn.run(app, host=os.environ.get("HOST", "0.0.0.0"), port=port, log_level="info")
+    # A call's frames are bounded by the server itself, before the call's own checks (and before start).
+    host = os.environ.get("HOST", "0.0.0.0")
+    uvicorn.run(app, host=host, port=port, log_level="info", ws_max_size=MAX_FRAME_BYTES)
     return 0
 
 

@@ -1,7 +1,7 @@
 """One answer of the app, the same for ``POST /invocations`` and a spoken call on ``/ws``.
 
 :class:`Answering` holds what every answer shares (the conversations, the TTS settings, the metrics) and
-gives each turn a fresh :class:`~strands_voice.handler.VoiceCallbackHandler` (the whole voice pipeline)
+gives each turn a fresh :class:`~strands_voice.VoiceCallbackHandler` (the whole voice pipeline)
 and its Leg 3 events: the session's agent (a fresh one without a session id) answers through
 ``handler.stream()``, after the session's previous answer has stopped (a new turn barges in on it).
 """
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from strands_voice_protocol.events import Event, EventBuilder
 
-from agentcore_app.conversations import Conversations, SessionBusyError
-from strands_voice.handler import VoiceCallbackHandler
-from strands_voice.options import TransportFactory
+from agentcore_app.conversation import Conversations, SessionBusyError
+from strands_voice.agent import VoiceCallbackHandler
+from strands_voice.speech import TransportFactory
 
 from .metrics import AnswerMetrics, measured
 from .payload import VoiceRequest

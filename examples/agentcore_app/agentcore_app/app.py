@@ -8,9 +8,9 @@ call (Leg 3 over WebSocket, :mod:`agentcore_app.call`): the caller's microphone 
 as binary frames, through the same answers (:mod:`agentcore_app.answering`) and conversations.
 
 An invocation with an AgentCore session id (``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id``) continues that
-session's conversation (:mod:`agentcore_app.conversations`, stored as :mod:`agentcore_app.conversation_store`
+session's conversation (:mod:`agentcore_app.conversation`, stored as its ``ConversationStore``
 says); without one it is a conversation of its own. Every invocation gets a fresh
-:class:`~strands_voice.handler.VoiceCallbackHandler`; the payload's ``mode``, ``voice``, ``speed`` and
+:class:`~strands_voice.VoiceCallbackHandler`; the payload's ``mode``, ``voice``, ``speed`` and
 ``format`` reach it per request. The handler's ``stream()`` yields the Leg 3 events (``text_delta`` from the
 token stream, the speech events from the handler) from one queue in arrival order. A new invocation on a
 session whose answer is still speaking barges in on it first. When the caller disconnects mid-answer, or
@@ -38,14 +38,12 @@ from starlette.staticfiles import StaticFiles
 from strands import Agent
 from strands.models import Model
 
-from agentcore_app.conversation_store import ConversationStore, validate_session_id
-from agentcore_app.conversations import Conversations
+from agentcore_app.conversation import Conversations, ConversationStore, validate_session_id
 from agentcore_app.models import create_model
-from strands_voice.options import TransportFactory
+from strands_voice.speech import TransportFactory
 
 from .answering import Answering
-from .call import ListenerFactory, add_call_route
-from .call_core import CallLimits
+from .call import CallAdmission, CallLimits, ListenerFactory, add_call_route
 from .config import (
     model_spec_from_env,
     normalize_tts_url,
@@ -75,6 +73,7 @@ def create_app(
     conversation_store: ConversationStore | None = None,
     listener_factory: ListenerFactory | None = None,
     call_limits: CallLimits | None = None,
+    call_admission: CallAdmission | None = None,
     static_dir: str | Path | None = None,
     metrics: AnswerMetrics | None = None,
 ) -> BedrockAgentCoreApp:
@@ -93,7 +92,10 @@ def create_app(
         conversation_store: Where session conversations are kept; ``CONVERSATION_*`` when None.
         listener_factory: Opens a spoken call's listener (``/ws``); the library's
             :class:`~strands_voice.listen.Listener` (VAD and Whisper) when None.
-        call_limits: What a spoken call accepts (:class:`~agentcore_app.call_core.CallLimits`).
+        call_limits: What a spoken call accepts (:class:`~agentcore_app.call.CallLimits`).
+        call_admission: Who may open a call, and how many at once
+            (:class:`~agentcore_app.call.CallAdmission`); ``CALL_ALLOWED_ORIGINS`` and ``CALL_MAX_CALLS``
+            when None.
         static_dir: Where the browser page lives; the package's ``static/`` folder when None.
         metrics: Where each answer's figures go (:mod:`agentcore_app.metrics`); None: as
             ``AGENT_METRICS`` says (off unless ``emf``).
@@ -126,7 +128,7 @@ def create_app(
     app.state.conversations = conversations
 
     _add_invocations(app, answering, max_prompt_chars)
-    add_call_route(app, answering, listener_factory, call_limits)
+    add_call_route(app, answering, listener_factory, call_limits, call_admission)
     _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
     return app
 

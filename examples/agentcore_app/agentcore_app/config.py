@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from strands_voice_protocol.errors import ConfigurationError
 
 from agentcore_app.models import default_model_spec
-from strands_voice.transport_url import normalize_tts_url
+from strands_voice.transports import normalize_tts_url
 
 __all__ = [
     "DEFAULT_SILENCE_TIMEOUT_S",

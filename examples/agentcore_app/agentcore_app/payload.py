@@ -19,7 +19,7 @@ from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
 from strands_voice_protocol.frames import decode_lexicon
 from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
 
-from strands_voice.options import MODES, VoiceOptions
+from strands_voice.speech import MODES, VoiceOptions
 
 __all__ = [
     "AUDIO_FORMATS",

@@ -1,7 +1,7 @@
 """How fast a barge-in stops everything, on the real local ONNX endpoint.
 
 For each trial an agent (a stand-in model that writes a long answer, a token every 20 ms, for as long as
-it is asked) speaks through :class:`~strands_voice.plugin.VoicePlugin` to the real Kokoro endpoint. Once
+it is asked) speaks through :class:`~strands_voice.agent.VoicePlugin` to the real Kokoro endpoint. Once
 ``--after-chunks`` audio chunks have been delivered (``on_audio``), another thread calls
 ``handler.interrupt()`` and the probe records, from that call:
 
@@ -93,7 +93,7 @@ def run_trial(tts_url: str, after_chunks: int = 3) -> BargeInTrial:
     """One agent answer, interrupted after ``after_chunks`` delivered audio chunks."""
     from strands import Agent
 
-    from strands_voice.plugin import VoicePlugin
+    from strands_voice.agent import VoicePlugin
 
     audio_times: list[float] = []
     audio_end: list[float] = []
@@ -142,7 +142,7 @@ def run_stream_trial(tts_url: str, after_chunks: int = 3) -> BargeInTrial:
     """:func:`run_trial` under ``handler.stream()``: the consumer interrupts after ``after_chunks``."""
     from strands import Agent
 
-    from strands_voice.handler import VoiceCallbackHandler
+    from strands_voice.agent import VoiceCallbackHandler
 
     model = _EndlessModel()
     agent = Agent(model=model, callback_handler=None)

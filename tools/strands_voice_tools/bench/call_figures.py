@@ -106,26 +106,23 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def longest_pause_s(pcm16: bytes, settings: Any = None) -> float:
-    """The longest pause inside ``pcm16`` (16 kHz) as the library's VAD and turn detector see it: from a
-    :class:`~strands_voice.listen.turns.Paused` to the next ``Resumed`` (the listen group)."""
-    import dataclasses
-
+def longest_pause_s(pcm16: bytes) -> float:
+    """The longest pause inside ``pcm16`` (16 kHz) as the library's VAD and turn detector hear it: from a
+    ``SpeechPaused`` to the next ``SpeechResumed`` (the listen group)."""
     import numpy as np
 
-    from strands_voice.listen import ListenSettings, SileroVad
-    from strands_voice.listen.turns import Paused, Resumed, TurnDetector
+    from strands_voice.listen import ListenSettings, SileroVad, SpeechPaused, SpeechResumed, TurnDetector
 
-    settings = dataclasses.replace(settings or ListenSettings(), end_silence_s=60.0, max_turn_s=600.0)
+    settings = ListenSettings(end_of_turn="silence", end_silence_s=60.0, max_turn_s=600.0)
     detector, vad = TurnDetector(settings), SileroVad()
     audio = np.frombuffer(pcm16, dtype="<i2").astype(np.float32) / 32768.0
     frame = settings.frame_samples
     padded = np.concatenate([audio, np.zeros(frame - len(audio) % frame, dtype=np.float32)])
-    longest, paused_at = 0, None
+    longest, paused_at = 0.0, None
     for offset in range(0, len(padded), frame):
         for event in detector.feed(vad.probability(padded[offset : offset + frame])):
-            if isinstance(event, Paused):
-                paused_at = event.at
-            elif isinstance(event, Resumed) and paused_at is not None:
-                longest, paused_at = max(longest, event.at - paused_at), None
-    return float(longest / settings.sample_rate)
+            if isinstance(event, SpeechPaused):
+                paused_at = event.at_s
+            elif isinstance(event, SpeechResumed) and paused_at is not None:
+                longest, paused_at = max(longest, event.at_s - paused_at), None
+    return longest

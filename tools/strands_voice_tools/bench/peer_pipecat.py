@@ -99,7 +99,7 @@ class RawPcmSerializer(FrameSerializer):
 
 def _services(llm_url: str, voice: str, system_prompt: str) -> tuple[Any, Any, Any]:
     """Speech to text, the LLM and text to speech (see the module docstring)."""
-    from strands_voice.listen.whisper import whisper_model_dir
+    from strands_voice.listen import whisper_model_dir
     from strands_voice_tools.bench.peer_kokoro_onnx import kokoro_files
 
     stt = WhisperSTTService(

@@ -6,7 +6,7 @@ in this process. The caller reaches it over a WebSocket in the ``/ws`` call's wo
 with ``listening``; binary frames in are the caller's PCM16 at 16 kHz (the agent's input stream); out go
 each ``BidiAudioDeltaEvent``'s PCM16 (24 kHz) as a binary frame, ``BidiBargeInEvent`` as ``interrupted``
 and the end of the caller's transcript as a final ``transcript``. ``--end-of-turn silence`` asks the
-listener for its silence timer instead of its turn model (where the library has the choice).
+listener for its silence timer instead of its turn-end model.
 
 ``--system ws``: the example app (``agentcore_app.app.create_app``, the same model, its default listener)
 with the endpoint in this process; the caller uses the app's own ``WS /ws``. Before it says ready, the
@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import base64
 import contextlib
-import dataclasses
 import json
 import os
 import signal
@@ -41,18 +40,11 @@ __all__ = ["listen_settings", "main"]
 
 
 def listen_settings(end_of_turn: str) -> Any:
-    """The listener's settings for ``end_of_turn`` (``model`` or ``silence``).
-
-    The one switch between the turn model and the silence timer: where :class:`ListenSettings` has no
-    ``end_of_turn`` field yet, both are the library's default (its silence timer).
-    """
+    """The listener's settings for ``end_of_turn``: ``model`` (the turn-end model, the default) or
+    ``silence`` (the silence timer alone); the one switch between the two."""
     from strands_voice.listen import ListenSettings
 
-    settings = ListenSettings()
-    if "end_of_turn" in {field.name for field in dataclasses.fields(settings)}:
-        choice: dict[str, Any] = {"end_of_turn": end_of_turn}  # typed loosely: the field is new
-        settings = dataclasses.replace(settings, **choice)
-    return settings
+    return ListenSettings(end_of_turn="silence" if end_of_turn == "silence" else "model")
 
 
 class _CallerAudio:

@@ -264,8 +264,9 @@ async def bench_turns(
 ) -> dict[str, Any]:
     """``bench --talk``'s turn-taking: :func:`bench_calls` on the cascade's turn model and silence timer
     (:data:`TURN_SYSTEMS`), then the silence timer swept over the paused sentences said in those calls
-    (:func:`.call_figures.silence_sweep`); ``turn_model`` says whether the library has one to compare."""
-    from strands_voice.listen import ListenSettings
+    (:func:`.call_figures.silence_sweep`); ``turn_model`` says whether the turn-end model is installed
+    (without it both run the silence timer)."""
+    from strands_voice.listen import ListenSettings, default_turn_model
     from strands_voice_tools.bench.call_figures import longest_pause_s, silence_sweep
     from strands_voice_tools.bench.turn_set import PAUSED, spoken
     from strands_voice_tools.demo import load_tts_engine
@@ -277,7 +278,7 @@ async def bench_turns(
     timer = next(peer for peer in results["peers"] if peer["name"] == TURN_SYSTEMS[1])
     delay = timer["end_of_turn_question_ms"]
     settings = ListenSettings()
-    results["turn_model"] = "end_of_turn" in {field.name for field in dataclasses.fields(settings)}
+    results["turn_model"] = default_turn_model() is not None
     results["silence_sweep"] = silence_sweep(
         pauses, None if delay is None else delay["median"] / 1000.0, settings.end_silence_s
     )

@@ -115,7 +115,10 @@ def format_turns(results: dict[str, Any]) -> str:
     """``bench --talk``'s turn-taking table, with the silence timer's sweep under it."""
     lines = [_heading(results, "bench --talk, turn-taking"), "", *calls_table(results["peers"], TURN_ROWS)]
     if not results.get("turn_model"):
-        lines += ["", "This library has no turn model yet: both columns ran the listener's silence timer."]
+        lines += [
+            "",
+            "The turn-end model is not installed here: both columns ran the listener's silence timer.",
+        ]
     sweep = results.get("silence_sweep")
     if sweep:
         pauses = sweep["longest_pauses_s"]

@@ -160,7 +160,7 @@ def start_demo_stack(
     llm = model if model is not None else create_model(choice)
     try:
         from agentcore_app.app import create_app as create_voice_app
-        from agentcore_app.conversation_store import ConversationStore
+        from agentcore_app.conversation import ConversationStore
         from kokoro_endpoint.app import create_app as create_endpoint_app
     except ImportError as exc:
         raise DemoError(

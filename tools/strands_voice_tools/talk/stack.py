@@ -11,7 +11,7 @@ from strands.bidi import BidiAgent
 from strands.models.model import Model
 
 from strands_voice import VoiceOptions
-from strands_voice.bidi import VoiceCascade
+from strands_voice.cascade import VoiceCascade
 from strands_voice.listen import ListenSettings, Recognizer
 
 __all__ = ["TalkStack", "running_endpoint", "talk_stack", "voice_agent"]

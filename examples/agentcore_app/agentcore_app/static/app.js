@@ -303,8 +303,19 @@ class Player {
     return unplayed;
   }
 
+  /** The caller may be barging in (`speech_paused`): hold playback at once, keeping what is queued. */
+  pause() {
+    if (this.ctx.state === "running") this.ctx.suspend().catch(() => {});
+  }
+
+  /** It was a backchannel or a noise (`speech_resumed`): play on from where playback stopped. */
+  resume() {
+    if (this.ctx.state === "suspended") this.ctx.resume().catch(() => {});
+  }
+
   /** Barge-in: silence everything queued or playing, at once. */
   stop() {
+    this.resume(); // a held answer that is dropped: the next one must be heard
     for (const source of this.sources) {
       source.onended = null;
       try {
@@ -330,7 +341,7 @@ class Player {
 const $ = (id) => document.getElementById(id);
 
 const stats = {
-  state: "idle", // idle | connecting | streaming | playing | done | stopped | error
+  state: "idle", // idle | connecting | streaming | playing | paused | done | stopped | error
   requests: 0,
   events: 0,
   textDeltas: 0,
@@ -356,6 +367,7 @@ const stats = {
   wordsHighlighted: [],
   highlightNow: null,
   speechStarts: 0, // a call's speech_start events
+  pauses: 0, // a call's speech_paused events (the caller's sound over an answer)
   transcripts: [], // a call's final transcripts
   callSessionId: null,
 };
@@ -470,7 +482,7 @@ function setState(state, message) {
   const status = $("status");
   status.dataset.state = state;
   status.textContent = message;
-  const busy = state === "connecting" || state === "streaming" || state === "playing";
+  const busy = ["connecting", "streaming", "playing", "paused"].includes(state);
   if (!busy && call && call.connected && state === "done") {
     status.textContent = `${message} Listening: speak any time.`;
   }
@@ -1167,10 +1179,20 @@ function onCallEvent(event) {
       setState("listening", "Listening: speak any time.");
       break;
     case "speech_start":
+      // Not yet a barge-in (v1.3): the app holds the answer first (speech_paused), then decides.
       stats.speechStarts += 1;
       showHearing("…", false);
-      // Barge-in by speaking: silenced here at once; the app interrupts it too and says what was heard.
-      if (run && !run.finished) run.stop({ interrupt: false, bargeIn: true });
+      break;
+    case "speech_paused":
+      if (live && player) {
+        player.pause();
+        stats.pauses += 1;
+        setState("paused", "Paused: listening to you…");
+      }
+      break;
+    case "speech_resumed":
+      if (player) player.resume();
+      if (live) setState(run.streamDone ? "playing" : "streaming", "Going on…");
       break;
     case "transcript":
       showHearing(event.text || "", Boolean(event.final));
@@ -1187,7 +1209,11 @@ function onCallEvent(event) {
       break;
     case "interrupted":
       if (run && !live) run.heardFromApp(event);
-      else if (run) run.handle(event);
+      else if (run) {
+        // The app decided: a barge-in. Drop what is queued, then keep the app's account of what was heard.
+        run.stop({ interrupt: false, bargeIn: true });
+        run.heardFromApp(event);
+      }
       break;
     case "agent_end":
       if (live) {

