@@ -14,6 +14,7 @@ from strands_voice_tools.bench.call_log import (
     Utterance,
     play,
     silent_from,
+    timeline,
     turn_figures,
 )
 
@@ -199,3 +200,24 @@ def test_voice_to_voice_takes_the_audio_after_the_questions_turn_not_a_late_answ
         audio=[(2.0, tone(0.5)), (4.5, tone(1.0))],  # "Okay." to an earlier turn, then the answer
     )
     assert turn_figures(log)[0].voice_to_voice_s == pytest.approx(1.5)
+
+
+def test_a_calls_timeline_keeps_what_was_said_the_turn_events_and_the_playback() -> None:
+    log = CallLog(
+        said=[said("question", 10.0, 11.5, "Can I cancel?")],
+        events=[
+            (10.2, {"type": "transcript", "role": "user", "final": False, "text": "Can"}),
+            (11.9, final("Can I cancel?", end_of_turn={"by": "model", "p": 0.93})),
+            (12.0, {"type": "text_delta", "text": "Yes"}),
+            (13.0, {"type": "speech_paused", "heard_ms": 500}),
+        ],
+        audio=[(12.5, tone(1.0))],
+    )
+    assert timeline(log) == {
+        "said": [["question", "Can I cancel?", 0, 1500]],
+        "events": [
+            [1900, "transcript", {"text": "Can I cancel?", "end_of_turn": {"by": "model", "p": 0.93}}],
+            [3000, "speech_paused"],
+        ],
+        "spans": [[2500, 3000]],
+    }

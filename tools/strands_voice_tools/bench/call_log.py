@@ -40,6 +40,7 @@ __all__ = [
     "kinds",
     "play",
     "silent_from",
+    "timeline",
     "turn_figures",
 ]
 
@@ -50,6 +51,10 @@ ANSWER_RATE: Final = 24000
 OVER_ANSWER: Final[frozenset[str]] = frozenset({"backchannel", "noise", "interruption"})
 #: A stall of the player shorter than this (audio arriving late) does not end the answer's playback.
 STALL_S: Final = 0.35
+#: The events a call's :func:`timeline` keeps (the rest are the answer's text and words).
+TIMELINE_EVENTS: Final = frozenset(
+    {"transcript", "interrupted", "speech_paused", "speech_resumed", "speech_start", "agent_start", "error"}
+)
 #: An answer whose audio stalled less than this long ago is still playing for the caller.
 ANSWER_STALL_S: Final = 1.5
 #: Without a stopping event, silence this long after the caller spoke counts as the answer stopping.
@@ -293,3 +298,25 @@ def turn_figures(log: CallLog) -> list[UtteranceFigures]:
 def kinds(figures: Iterable[UtteranceFigures], *wanted: str) -> list[UtteranceFigures]:
     """The figures of the utterances of the ``wanted`` kinds."""
     return [figure for figure in figures if figure.kind in wanted]
+
+
+def timeline(log: CallLog) -> dict[str, Any]:
+    """The call in brief, for reading a figure back (milliseconds from the first utterance): what was said,
+    the turn events that came back (:data:`TIMELINE_EVENTS`, with a final transcript's words and why its
+    turn ended), and the player's playback spans."""
+    zero = log.said[0].start if log.said else 0.0
+
+    def ms(at: float) -> int:
+        return round(1000 * (at - zero))
+
+    events = []
+    for at, event in log.events:
+        kind = event.get("type")
+        if kind in TIMELINE_EVENTS and (kind != "transcript" or is_final(event)):
+            detail = {key: event[key] for key in ("text", "end_of_turn", "code") if key in event}
+            events.append([ms(at), kind, detail] if detail else [ms(at), kind])
+    return {
+        "said": [[said.kind, said.text, ms(said.start), ms(said.end)] for said in log.said],
+        "events": events,
+        "spans": [[ms(start), ms(end)] for start, end in play(log)],
+    }

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from strands_voice_tools.bench.call_figures import summarize_turns
 from strands_voice_tools.bench.call_link import CallLink
-from strands_voice_tools.bench.call_log import UtteranceFigures, turn_figures
+from strands_voice_tools.bench.call_log import CallLog, UtteranceFigures, timeline, turn_figures
 from strands_voice_tools.bench.call_script import FIRST_SENTENCE_S, LONG_ANSWER, plan_call, run_call
 from strands_voice_tools.bench.peer_processes import CallPeer, MemoryWatch, free_port
 from strands_voice_tools.bench.peers import trial_order
@@ -148,14 +148,14 @@ async def _start(names: Sequence[str], llm_url: str, progress: Progress) -> dict
 
 async def _one_call(
     running: _Running, model: Any, spoken: dict[Kind, list[Said]], trial: int, quick: bool, progress: Progress
-) -> list[UtteranceFigures]:
+) -> CallLog:
     link = await CallLink.open(running.peer.url)
     try:
         await run_call(link, model, plan_call(spoken, trial, quick=quick), progress)
     finally:
         log = await link.close()
     await asyncio.sleep(1.0)  # the system hears the hang-up before the next call anywhere
-    return turn_figures(log)
+    return log
 
 
 def _line(figures: Sequence[UtteranceFigures]) -> str:
@@ -172,8 +172,8 @@ def _line(figures: Sequence[UtteranceFigures]) -> str:
 
 async def _trials(
     running: dict[str, _Running], config: CallsConfig, engine: Any, model: Any, progress: Progress
-) -> dict[str, list[UtteranceFigures]]:
-    counted: dict[str, list[UtteranceFigures]] = {name: [] for name in running}
+) -> dict[str, list[CallLog]]:
+    counted: dict[str, list[CallLog]] = {name: [] for name in running}
     spoken: dict[str, dict[Kind, list[Said]]] = {}
     for trial in range(config.warmups + config.trials):
         voice = VOICES[trial % len(VOICES)]
@@ -183,10 +183,10 @@ async def _trials(
         for name in trial_order(trial, tuple(running)):
             what = "warm-up" if warm else f"trial {trial - config.warmups + 1}/{config.trials}"
             short = warm or config.quick
-            figures = await _one_call(running[name], model, spoken[voice], trial, short, progress)
-            progress(f"{name}, {what} ({voice}): {_line(figures)}")
+            log = await _one_call(running[name], model, spoken[voice], trial, short, progress)
+            progress(f"{name}, {what} ({voice}): {_line(turn_figures(log))}")
             if not warm:
-                counted[name] += figures
+                counted[name].append(log)
     return counted
 
 
@@ -217,7 +217,8 @@ async def bench_calls(
 
     Returns:
         A JSON-ready mapping: ``peers`` (one entry per system: :func:`.call_figures.summarize_turns`'s
-        fields, ``load_s``, ``ready_mb``, ``peak_mb``, ``setup`` and every utterance's figures),
+        fields, ``load_s``, ``ready_mb``, ``peak_mb``, ``setup``, every utterance's figures and each call's
+        :func:`.call_log.timeline`),
         ``machine``, ``config``, ``command``.
 
     Raises:
@@ -242,15 +243,19 @@ async def bench_calls(
             peaks = {name: await item.memory.stop() for name, item in running.items()}
             for item in running.values():
                 await item.peer.stop()
+    figures = {
+        name: [figure for log in logs for figure in turn_figures(log)] for name, logs in counted.items()
+    }
     results["peers"] = [
         {
             "name": name,
-            **summarize_turns(counted[name]),
+            **summarize_turns(figures[name]),
             "load_s": item.peer.load_s,
             "ready_mb": item.ready_mb,
             "peak_mb": peaks[name],
             "setup": SYSTEMS[name].setup,
-            "utterances": [dataclasses.asdict(figure) for figure in counted[name]],
+            "utterances": [dataclasses.asdict(figure) for figure in figures[name]],
+            "calls": [timeline(log) for log in counted[name]],
         }
         for name, item in running.items()
     ]
