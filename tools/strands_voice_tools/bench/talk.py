@@ -63,9 +63,10 @@ def _answer_next(stack: TalkStack, text: str, total_s: float) -> None:
     stack.cascade.model.update_config(text=text, total_s=total_s)
 
 
-def audible_16k(engine: Any, text: str) -> bytes:
-    """``text`` in the endpoint's voice at 16 kHz, trimmed to its audible part (so its ends are known)."""
-    audio = np.concatenate(list(engine.synthesize(text, DEFAULT_VOICE, 1.0)))
+def audible_16k(engine: Any, text: str, voice: str = DEFAULT_VOICE) -> bytes:
+    """``text`` in one of the endpoint's voices at 16 kHz, trimmed to its audible part (so its ends are
+    known)."""
+    audio = np.concatenate(list(engine.synthesize(text, voice, 1.0)))
     start = first_audible_sample(audio, engine.sample_rate) or 0
     end = len(audio) - (first_audible_sample(audio[::-1].copy(), engine.sample_rate) or 0)
     return resample_linear(float32_to_pcm16(audio[start:end]), engine.sample_rate, LISTEN_RATE)

@@ -14,7 +14,7 @@ from strands_voice import VoiceOptions
 from strands_voice.cascade import VoiceCascade
 from strands_voice.listen import ListenSettings, Recognizer
 
-__all__ = ["TalkStack", "talk_stack"]
+__all__ = ["TalkStack", "running_endpoint", "talk_stack", "voice_agent"]
 
 DEFAULT_VOICE = "jm_kumo"  # the offline packs' English-speaking voice
 SYSTEM_PROMPT = "You are a helpful voice assistant. Answer in a few short spoken sentences."
@@ -39,6 +39,38 @@ class TalkStack:
 
 
 @contextlib.contextmanager
+def running_endpoint(tts_url: str | None = None) -> Iterator[tuple[Any, str]]:
+    """Load the ONNX engine and serve the endpoint on 127.0.0.1 (unless ``tts_url``): ``(engine, url)``."""
+    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.runner import running_server
+
+    from strands_voice_tools.demo import load_tts_engine
+
+    if tts_url is not None:
+        yield None, tts_url
+        return
+    engine = load_tts_engine()
+    with running_server(create_app(engine=engine)) as server:
+        yield engine, server.ws_url
+
+
+def voice_agent(
+    model: Model,
+    tts_url: str,
+    *,
+    voice: str = DEFAULT_VOICE,
+    settings: ListenSettings | None = None,
+    recognizer: Recognizer | None = None,
+    tools: list[Any] | None = None,
+) -> tuple[VoiceCascade, BidiAgent]:
+    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it."""
+    cascade = VoiceCascade(
+        model, tts_url, options=VoiceOptions(voice=voice), settings=settings, recognizer=recognizer
+    )
+    return cascade, BidiAgent(model=cascade, tools=tools or [], system_prompt=SYSTEM_PROMPT)
+
+
+@contextlib.contextmanager
 def talk_stack(
     model: Model,
     *,
@@ -48,20 +80,9 @@ def talk_stack(
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
 ) -> Iterator[TalkStack]:
-    """Load the ONNX engine and serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
-
-    from strands_voice_tools.demo import load_tts_engine
-
-    engine = None
-    with contextlib.ExitStack() as stack:
-        if tts_url is None:
-            engine = load_tts_engine()
-            server = stack.enter_context(running_server(create_app(engine=engine)))
-            tts_url = server.ws_url
-        cascade = VoiceCascade(
-            model, tts_url, options=VoiceOptions(voice=voice), settings=settings, recognizer=recognizer
+    """Load the ONNX engine, serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
+    with running_endpoint(tts_url) as (engine, url):
+        cascade, agent = voice_agent(
+            model, url, voice=voice, settings=settings, recognizer=recognizer, tools=tools
         )
-        agent = BidiAgent(model=cascade, tools=tools or [], system_prompt=SYSTEM_PROMPT)
-        yield TalkStack(engine, tts_url, cascade, agent)
+        yield TalkStack(engine, url, cascade, agent)
