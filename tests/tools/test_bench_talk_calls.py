@@ -177,7 +177,7 @@ def test_the_peers_table_has_a_row_per_measured_figure_and_names_the_lowest() ->
     assert cut.endswith("| 0 of 2 | 2 of 2 | strands-voice |")
     assert rows["peak memory (resident, the system's process tree)"].endswith("| 900 MB | 500 MB | pipecat |")
     assert not any(label.startswith(("barge-in", "backchannels")) for label in rows)  # not measured: no row
-    assert "test CPU (AVX2)" in table and "- pipecat: pipecat's setup" in table
+    assert "test CPU (avx2)" in table and "- pipecat: pipecat's setup" in table
 
 
 def test_the_turn_table_says_when_there_is_no_turn_model_and_gives_the_sweep() -> None:

@@ -23,13 +23,19 @@ def instruction_set_name(machine: dict[str, Any]) -> str:
     ``avx2 kernels on avx512_vnni``."""
     isa = machine.get("cpu_isa") or {}
     emulated = (machine.get("kernels") or {}).get("emulated_isa") or isa.get("emulated_isa")
-    return f"{emulated} kernels on {isa.get('isa')}" if emulated else str(isa.get("isa"))
+    if not isa.get("isa"):
+        return "instruction set not recorded"
+    return f"{emulated} kernels on {isa['isa']}" if emulated else str(isa["isa"])
+
+
+def _isa_note(machine: dict[str, Any]) -> str:
+    return f" ({instruction_set_name(machine)})" if (machine.get("cpu_isa") or {}).get("isa") else ""
 
 
 def format_machine(machine: dict[str, Any]) -> str:
     """One line describing the machine (its instruction set, the engine, the load)."""
     return (
-        f"{machine.get('cpu_model')} ({instruction_set_name(machine)}), {machine.get('cpu_cores')} cores, "
+        f"{machine.get('cpu_model')}{_isa_note(machine)}, {machine.get('cpu_cores')} cores, "
         f"{machine.get('ram_gib')} GiB RAM, "
         f"{machine.get('python')}, onnxruntime {machine.get('onnxruntime')}, engine {machine.get('engine')} "
         f"(voice {machine.get('voice')}), load average {machine.get('load_average_start')} -> "
