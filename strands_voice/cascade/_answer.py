@@ -205,7 +205,7 @@ class SpokenAnswer:
             await asyncio.wait([self._model_task])
             await asyncio.wait([speaking, over], return_when=asyncio.FIRST_COMPLETED)
             self._queue.put_nowait(None)
-            await asyncio.wait([pump], timeout=_CLOSE_GRACE_S)
+            await self._played_out(pump)
         finally:
             stopping = [pump, self._model_task, over]
             if not speaking.done() and self.interrupted:
@@ -218,6 +218,14 @@ class SpokenAnswer:
             self.done.set()
             self._emit(BidiResponseStopEvent(answer_id))
             logger.debug("answer_id=<%s>, interrupted=<%s> | answer ended", answer_id, self.interrupted)
+
+    async def _played_out(self, pump: asyncio.Task[None]) -> None:
+        """Wait for the pump to play what is queued: at real time, and not at all while the caller holds
+        it (an answer made in full long before it is heard); after a barge-in, for a grace at most."""
+        while not pump.done():
+            await asyncio.wait([pump], timeout=_CLOSE_GRACE_S)
+            if self.interrupted:
+                return
 
     # --- the model ------------------------------------------------------------------------------------
 

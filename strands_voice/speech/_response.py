@@ -222,7 +222,9 @@ class Response:
             self._task.cancel()
 
     def _pause_now(self, pause: bool) -> None:
-        if pause == self.paused or self.interrupted or self.ended:
+        # An answer made faster than it is spoken has ended (its end is queued) long before the caller has
+        # heard it: it is still held, since what it queued has not been delivered.
+        if pause == self.paused or self.interrupted:
             return
         self.paused = pause
         if pause:

@@ -15,13 +15,17 @@ in 16 bits with saturation. It reports:
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
 from kokoro_endpoint.engines.onnx_gemm import rewrite_convolutions
-from onnx import TensorProto, helper, numpy_helper
 from strands_voice_tools.bench.isa import probe_kernels
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: tests/ for its support
+from support.onnx_convolution import convolution_model
 
 # (output channels, input channels, taps, dilation, stride, pads), as in test_endpoint_onnx_gemm.py.
 SHAPES = (
@@ -35,29 +39,7 @@ SENTENCES = ("Please open the front door.", "The red kite circled above the quie
 
 def _convolution(shape: Any, reach: int, zero: int = 64) -> Any:
     """DynamicQuantizeLinear -> ConvInteger with uint8 weights within ``reach`` of their zero point."""
-    out_channels, in_channels, taps, dilation, stride, pads = shape
-    rng = np.random.default_rng(taps)
-    weights = (zero + rng.integers(-reach, reach + 1, (out_channels, in_channels, taps))).astype(np.uint8)
-    nodes = [
-        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
-        helper.make_node(
-            "ConvInteger",
-            ["xq", "w", "xz", "wz"],
-            ["y"],
-            kernel_shape=[taps],
-            dilations=[dilation],
-            strides=[stride],
-            pads=list(pads),
-        ),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, in_channels, None])],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
-        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array(zero, np.uint8), "wz")],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return convolution_model(shape, reach=reach, zero=zero, seed=shape[2])
 
 
 def _run(model: Any, x: Any) -> Any:

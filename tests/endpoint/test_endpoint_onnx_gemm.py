@@ -22,7 +22,8 @@ from kokoro_endpoint.engines.onnx_gemm import (
     pairs_fit_in_16_bits,
     rewrite_convolutions,
 )
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+from support.onnx_convolution import convolution_model
 
 # (output channels, input channels, taps, dilation, stride, pads): every shape the Kokoro decoder has.
 CONVOLUTIONS = (
@@ -39,33 +40,10 @@ CONVOLUTIONS = (
 def _model(
     out_channels: int, in_channels: int, taps: int, dilation: int, stride: int, pads: Any, reach: int = 64
 ) -> Any:
-    """float input -> DynamicQuantizeLinear -> ConvInteger (uint8 weights) -> int32, as the export has it.
-
-    The weights lie within ``reach`` of their zero point (128): at 64 no pair of them can leave 16 bits.
-    """
-    rng = np.random.default_rng(out_channels * 100 + taps)
-    weights = (128 + rng.integers(-reach, reach + 1, (out_channels, in_channels, taps))).astype(np.uint8)
-    nodes = [
-        helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]),
-        helper.make_node(
-            "ConvInteger",
-            ["xq", "w", "xz", "wz"],
-            ["y"],
-            name="conv",
-            kernel_shape=[taps],
-            dilations=[dilation],
-            strides=[stride],
-            pads=list(pads),
-        ),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, in_channels, None])],
-        [helper.make_tensor_value_info("y", TensorProto.INT32, None)],
-        [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(np.array(128, np.uint8), "wz")],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    """The export's convolution; its weights within ``reach`` of their zero point (128): at 64 no pair of
+    them can leave 16 bits."""
+    shape = (out_channels, in_channels, taps, dilation, stride, pads)
+    return convolution_model(shape, reach=reach, seed=out_channels * 100 + taps)
 
 
 def _run(model: Any, x: np.ndarray[Any, Any]) -> Any:

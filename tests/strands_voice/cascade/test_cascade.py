@@ -235,16 +235,18 @@ def test_with_a_real_model_a_spoken_barge_in_is_answered_and_the_heard_part_kept
                 mic.say(speak_16k(onnx_engine, "Tell me about Paris."))
                 await recorder.until_audio("answer-1", 2.0, within_s=90)
                 mic.say(speak_16k(onnx_engine, "Stop please. What does it cost?"))
-                await recorder.until(lambda e: is_stop(e, "answer-2"), within_s=90)
+                # "Stop please." may end a turn of its own at the caller's pause; its answer, not yet
+                # heard when the caller goes on, is dropped and the two are asked as one question.
+                await recorder.until(lambda _: any("cost" in words(q) for q in log.questions), within_s=90)
 
         asyncio.run(scenario())
     assert any(isinstance(e, BidiBargeInEvent) for _, e in recorder.events)
-    assert len(log.requests) == 2 and "cost" in words(log.questions[1])
+    asking = next(i for i, question in enumerate(log.questions) if "cost" in words(question))
     from strands_voice_tools.openai_stand_in import strands_messages
 
-    asked = strands_messages(log.requests[1].body["messages"])
+    asked = strands_messages(log.requests[asking].body["messages"])
     heard = [str(m["content"][0]["text"]) for m in asked if m["role"] == "assistant"]
-    assert len(heard) == 1 and LONG_ANSWER.startswith(heard[0].rstrip(". ")[:20])
+    assert LONG_ANSWER.startswith(heard[0].rstrip(". ")[:20])
     assert len(heard[0]) < len(LONG_ANSWER) / 2  # what was heard, not what was written
 
 

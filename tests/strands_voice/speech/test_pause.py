@@ -96,3 +96,40 @@ def test_an_answer_that_ends_while_paused_is_still_cut_by_a_barge_in() -> None:
     assert kinds.count("interrupted") == 1 and kinds.count("audio_end") == 1
     assert kinds.index("interrupted") < kinds.index("audio_end") < kinds.index("agent_end")
     assert kinds.count("audio_chunk") == 1  # the held audio was never delivered
+
+
+def test_an_answer_already_made_in_full_is_still_held_by_a_pause() -> None:
+    """The endpoint made the whole answer (its end is queued) before the caller heard much of it: a pause
+    still holds what is queued, and the resume delivers the rest."""
+    import threading
+
+    from support.instant_tts import InstantTTS
+
+    release = threading.Event()
+
+    async def run() -> tuple[list[str], list[bool]]:
+        voice = VoiceCallbackHandler(transport_factory=lambda: InstantTTS(answer_first=1, release=release))
+        agent = Agent(
+            model=ScriptedModel(text=ANSWER, first_sentence_s=0.1, total_s=0.2), callback_handler=None
+        )
+        kinds: list[str] = []
+        resumed = threading.Event()
+        after_pause: list[bool] = []  # for each event after the pause: was the answer resumed by then
+        paused = False
+        async for event in voice.stream(agent, "How much is it?", options=OPTIONS):
+            kinds.append(event["type"])
+            if paused:
+                after_pause.append(resumed.is_set())
+            if event["type"] == "audio_chunk" and not paused:
+                release.set()
+                while not all(r.ended for r in voice._responses.active()):  # noqa: ASYNC110 (no event says it)
+                    await asyncio.sleep(0.01)  # the whole answer made, its end queued
+                assert voice.pause()
+                paused = True
+                asyncio.get_running_loop().call_later(0.3, lambda: (resumed.set(), voice.resume()))
+        voice.close()
+        return kinds, after_pause
+
+    kinds, after_pause = asyncio.run(asyncio.wait_for(run(), 30))
+    assert after_pause and all(after_pause)  # nothing came while the answer was held
+    assert kinds.count("audio_chunk") > 1 and kinds.count("audio_end") == 1 and "interrupted" not in kinds
