@@ -267,6 +267,13 @@ class VoiceCallbackHandler(ClosedOnExit):
         active = self._responses.active()
         return active[0].heard_ms if active else None
 
+    def unplayed_ms(self) -> float | None:
+        """How much delivered audio of the response in progress the caller has not played yet, in ms
+        (None: none in progress). A consumer that sends audio on at once can pace itself with it, so that
+        a pause or a barge-in finds little audio already on its way."""
+        active = self._responses.active()
+        return active[0].unplayed_ms if active else None
+
     # --- the Leg 3 stream -----------------------------------------------------------------------------
 
     async def stream(

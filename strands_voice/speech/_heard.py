@@ -127,6 +127,11 @@ class DeliveryLog:
         return self._advance() / BYTES_PER_SECOND
 
     @property
+    def unplayed_s(self) -> float:
+        """Seconds of delivered audio the caller has not played yet (held while paused)."""
+        return (self._offset - self._advance()) / BYTES_PER_SECOND
+
+    @property
     def duration_s(self) -> float:
         """Seconds of audio delivered."""
         return self.pcm_bytes / BYTES_PER_SECOND

@@ -200,6 +200,12 @@ class Response:
         """The audio the caller has played so far, in milliseconds (paused time not counted)."""
         return round(self.log.played_s * 1000.0, 1)
 
+    @property
+    def unplayed_ms(self) -> float:
+        """The delivered audio the caller has not played yet, in milliseconds (none after a barge-in: what
+        was not played by then never will be)."""
+        return 0.0 if self.interrupted else round(self.log.unplayed_s * 1000.0, 1)
+
     def cancel(self) -> None:
         """Stop at once: the run is cancelled and its session closed."""
         self._call(self._cancel_now)

@@ -46,3 +46,22 @@ def test_playback_after_a_restart_hears_the_replay_from_its_start() -> None:
     now[0] += 5.0  # playback stops at the end of what was delivered: sentence 1 is still the cut one
     assert log.interrupted_fields() == {"heard_text": "S0.", "sentences_done": [0], "sentence_cut": 1}
     assert log.duration_s == 0.75
+
+
+def test_the_unplayed_audio_shrinks_as_it_plays_and_holds_while_paused() -> None:
+    """What a consumer paces itself by: the delivered audio not yet played (the caller's clock)."""
+    now = [0.0]
+    log = DeliveryLog(lambda seq: CHUNK, clock=lambda: now[0])
+    builder = EventBuilder()
+    for seq in range(4):  # 1 s delivered at once
+        log.delivered(builder.audio_chunk(seq=seq, sentence=0, data=b"x"))
+    now[0] = 0.3
+    assert round(log.unplayed_s, 3) == 0.7
+    log.pause()
+    now[0] = 0.8
+    assert round(log.unplayed_s, 3) == 0.7  # the paused time is not played
+    log.resume()
+    now[0] = 1.0
+    assert round(log.unplayed_s, 3) == 0.5
+    now[0] = 5.0
+    assert log.unplayed_s == 0.0  # played out: playback waits for more

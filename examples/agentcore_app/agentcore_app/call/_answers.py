@@ -2,7 +2,9 @@
 
 The answer comes from :class:`~agentcore_app.answering.Answering` (the same path as ``POST /invocations``).
 Its ``audio_chunk`` events go out as binary frames holding their raw bytes (no base64 on this route),
-every other event as a JSON text frame, in order. The turn is traced as an ``agentcore_app.turn`` span
+every other event as a JSON text frame, in order; the audio no further ahead of the caller's playback than
+:data:`AUDIO_LEAD_S`, so that the caller's voice finds the answer still speaking (to pause it, or barge in)
+for as long as the caller hears it. The turn is traced as an ``agentcore_app.turn`` span
 around the answer (the agent's spans, and the library's ``strands_voice.answer`` span under them, are its
 children) with the recognition time and the voice-to-voice time; the app's metrics get one line per
 turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
@@ -10,15 +12,17 @@ turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from opentelemetry import trace
+from strands_voice_protocol.events import Event
 
 from strands_voice.agent import VoiceCallbackHandler
 from strands_voice.speech import VoiceOptions
@@ -31,6 +35,10 @@ from ._outbox import Outbox
 __all__ = ["TURN_SPAN", "CallSide", "SpokenTurn", "answer_turn"]
 
 logger = logging.getLogger(__name__)
+
+#: How far the answer's audio may run ahead of the caller's playback: enough for a network's jitter.
+AUDIO_LEAD_S: Final = 0.5
+_PACE_POLL_S: Final = 0.05
 
 #: The span of one turn of a call (its answer's spans are children).
 TURN_SPAN: Final = "agentcore_app.turn"
@@ -92,20 +100,9 @@ async def answer_turn(
         attributes["agentcore_app.end_of_turn"] = end_of_turn.by
         if end_of_turn.p is not None:
             attributes["agentcore_app.end_of_turn_p"] = round(end_of_turn.p, 3)
-    first_audio: float | None = None
-    interrupted = False
     with _tracer.start_as_current_span(TURN_SPAN, attributes=attributes) as span:
         events = call.answering.answer(VoiceRequest(turn.prompt, options), request_id, call.session_id, voice)
-        async with contextlib.aclosing(events):
-            async for event in events:
-                if event["type"] == "audio_chunk":
-                    if first_audio is None:
-                        first_audio = call.clock.now()
-                        heard()
-                    await call.outbox.put(base64.b64decode(event["data"]))
-                    continue
-                interrupted = interrupted or event["type"] == "interrupted"
-                await call.outbox.put(json.dumps(event))
+        first_audio, interrupted = await _send(call, events, voice, heard)
         voice_to_voice = _voice_to_voice(turn.timing, first_audio)
         if voice_to_voice is not None:
             span.set_attribute("agentcore_app.voice_to_voice_ms", round(voice_to_voice * 1000.0, 1))
@@ -120,6 +117,42 @@ async def answer_turn(
             )
         except Exception:
             logger.exception("call metrics failed")  # figures must never break a call
+
+
+async def _send(
+    call: CallSide,
+    events: AsyncGenerator[Event, None],
+    voice: VoiceCallbackHandler,
+    heard: Callable[[], None],
+) -> tuple[float | None, bool]:
+    """The answer's events out, its audio paced to the caller's playback; returns when its first audio
+    went out, and whether it was interrupted."""
+    first_audio: float | None = None
+    interrupted = False
+    async with contextlib.aclosing(events):
+        async for event in events:
+            if event["type"] == "audio_chunk":
+                if first_audio is None:
+                    first_audio = call.clock.now()
+                    heard()
+                await call.outbox.put(base64.b64decode(event["data"]))
+                await _within_lead(voice)  # before the next chunk is taken (and counted as playing)
+                continue
+            interrupted = interrupted or event["type"] == "interrupted"
+            await call.outbox.put(json.dumps(event))
+    return first_audio, interrupted
+
+
+async def _within_lead(voice: VoiceCallbackHandler) -> None:
+    """Wait until the caller's playback (as the answer counts it: from its first audio, paused time not
+    counted) is within :data:`AUDIO_LEAD_S` of the audio sent. Audio sent far ahead would still play after
+    a pause or a barge-in reached the server, and the answer would end for the server (no longer paused
+    by the caller's voice) seconds before the caller stopped hearing it."""
+    while (unplayed_ms := voice.unplayed_ms()) is not None:
+        ahead_s = unplayed_ms / 1000.0 - AUDIO_LEAD_S
+        if ahead_s <= 0:
+            return
+        await asyncio.sleep(min(ahead_s, _PACE_POLL_S))
 
 
 def _voice_to_voice(timing: TurnTiming | None, first_audio: float | None) -> float | None:
