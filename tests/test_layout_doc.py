@@ -1,7 +1,7 @@
 """docs/layout.md is the map of the house: every module of every package is named in its package's section.
 
 Also the docs' own layout: benchmark figures live under ``docs/benchmarks/`` (named by what they measure),
-and every figure a page cites exists.
+every figure a page cites exists, and every file there is cited (one current artifact per question).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ SECTIONS = {
 }
 #: The most JSON/PNG files docs/ may hold at its top level (the README's recorded demo figures).
 MAX_TOP_LEVEL_FIGURES = 2
+#: The most files docs/benchmarks/ may hold: each question's current artifacts.
+MAX_BENCHMARK_FILES = 16
 
 
 def named_in(text: str) -> set[str]:
@@ -75,11 +77,22 @@ def test_docs_keep_benchmark_figures_under_docs_benchmarks() -> None:
     assert any((DOCS / "benchmarks").glob("*.json"))
 
 
-def test_every_benchmark_figure_the_docs_cite_exists() -> None:
-    cited = {
-        DOCS / "benchmarks" / name
+def cited_figures() -> set[str]:
+    """The file names under ``docs/benchmarks/`` that the docs' pages cite."""
+    return {
+        name
         for page in DOCS.glob("*.md")
         for name in re.findall(r"\bbenchmarks/(\w+\.(?:json|png))\b", page.read_text(encoding="utf-8"))
     }
-    assert len(cited) > 20
-    assert sorted(path.name for path in cited if not path.exists()) == []
+
+
+def test_every_benchmark_figure_the_docs_cite_exists() -> None:
+    cited = cited_figures()
+    assert cited
+    assert sorted(name for name in cited if not (DOCS / "benchmarks" / name).exists()) == []
+
+
+def test_docs_benchmarks_keeps_one_cited_artifact_per_question() -> None:
+    kept = sorted(path.name for path in (DOCS / "benchmarks").iterdir())
+    assert len(kept) <= MAX_BENCHMARK_FILES, kept
+    assert sorted(set(kept) - cited_figures()) == []
