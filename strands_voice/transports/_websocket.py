@@ -173,7 +173,15 @@ class WebSocketTransport:
         """Close the WebSocket (bounded by ``close_timeout``); safe to call more than once."""
         connection, self._connection = self._connection, None
         keepalive, self._keepalive = self._keepalive, None
-        if connection is not None:
-            await connection.close()
-        if keepalive is not None:
-            await cancel_and_wait([keepalive], self.close_timeout)
+        try:
+            if connection is not None:
+                await connection.close()
+        except BaseException:
+            # websockets leaves the socket open when its closing handshake is cancelled (our task cut,
+            # or its loop ending): nothing would ever close it.
+            if connection is not None:
+                connection.transport.abort()
+            raise
+        finally:
+            if keepalive is not None:
+                await cancel_and_wait([keepalive], self.close_timeout)

@@ -149,6 +149,15 @@ async def played_for(seconds: float, recorder: Recorder, speakers: Any, within_s
         await asyncio.sleep(0.1)
 
 
+async def taken_for_caller(holds: list[tuple[float, bool]], recorder: Recorder, within_s: float) -> None:
+    """Returns once the turn-taking core held the answer or barged in on it."""
+    deadline = time.perf_counter() + within_s
+    barged_in = Conversation(recorder, "", 0.0, None, holds).barge_ins
+    while not any(hold for _, hold in holds) and not barged_in():
+        assert time.perf_counter() < deadline, "nothing held or stopped the answer"
+        await asyncio.sleep(0.1)
+
+
 async def converse(
     room: PulseServer, tts_url: str, recognizer: Any, questions: list[bytes], *, echo_cancellation: bool
 ) -> Conversation:
@@ -171,8 +180,8 @@ async def converse(
             started = await recorder.until(lambda event: isinstance(event, BidiAudioDeltaEvent), 90)
             if echo_cancellation:
                 await played_for(HOLD_S + 0.5, recorder, speakers, within_s=150)
-            else:  # it hears itself: the next turn of the caller's is its own words
-                await recorder.until(lambda event: is_user_turn(event, ""), 90)
+            else:  # it hears itself: its own voice holds (or stops) its answer, as a caller's would
+                await taken_for_caller(holds, recorder, within_s=60)
             second_said = None
             if len(questions) > 1:
                 second_said = time.perf_counter()
@@ -213,14 +222,17 @@ def test_with_echo_cancellation_the_agent_speaks_on_and_a_caller_still_barges_in
 def test_without_echo_cancellation_the_agent_barges_in_on_itself(
     room: PulseServer, endpoint_server: RunningServer, onnx_engine: Any, recognizer: Any
 ) -> None:
-    """The same room, the canceller off: the agent's own voice is speech to it, so its answer is cut and its
-    own words come back as the caller's."""
+    """The same room, the canceller off: the agent's own voice is a caller's sound to it, so its answer is
+    held (or cut) by it once it plays. What follows the hold depends on how much of its voice the pause
+    leaves in the room (a fragment the recognizer makes nothing of resumes it; its own words barge in),
+    so only the hold is asserted: the echo-cancelled test above plays 15 s without one."""
     questions = [spoken(onnx_engine, QUESTION)]
     talk = asyncio.run(converse(room, endpoint_server.ws_url, recognizer, questions, echo_cancellation=False))
     turns = [words(turn) for turn in talk.user_turns()]
-    assert turns[0] == words(QUESTION) and len(turns) == 2, turns
-    assert turns[1] != words(QUESTION)  # its own words: the caller said nothing more
-    assert talk.barge_ins(), "its own words over its answer should have barged in"
+    assert turns and turns[0] == words(QUESTION), turns
+    taken = [at for at, hold in talk.holds if hold] + talk.barge_ins()
+    assert taken and min(taken) >= talk.answer_started, "its own voice should have held its answer"
+    print(f"held by its own voice {min(taken) - talk.answer_started:.2f} s into the answer; {talk.devices}")
 
 
 def test_a_missing_microphone_is_named(room: PulseServer) -> None:
