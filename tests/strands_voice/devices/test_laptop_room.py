@@ -109,9 +109,12 @@ class Conversation:
         ]
 
     def barge_ins(self, before: float = float("inf")) -> list[float]:
-        return [
-            at for at, event in self.recorder.events if isinstance(event, BidiBargeInEvent) and at < before
-        ]
+        return barge_ins(self.recorder, before)
+
+
+def barge_ins(recorder: Recorder, before: float = float("inf")) -> list[float]:
+    """When the agent barged in on its answer (before ``before``)."""
+    return [at for at, event in recorder.events if isinstance(event, BidiBargeInEvent) and at < before]
 
 
 def watch_holds(cascade: Any) -> list[tuple[float, bool]]:
@@ -152,8 +155,7 @@ async def played_for(seconds: float, recorder: Recorder, speakers: Any, within_s
 async def taken_for_caller(holds: list[tuple[float, bool]], recorder: Recorder, within_s: float) -> None:
     """Returns once the turn-taking core held the answer or barged in on it."""
     deadline = time.perf_counter() + within_s
-    barged_in = Conversation(recorder, "", 0.0, None, holds).barge_ins
-    while not any(hold for _, hold in holds) and not barged_in():
+    while not any(hold for _, hold in holds) and not barge_ins(recorder):
         assert time.perf_counter() < deadline, "nothing held or stopped the answer"
         await asyncio.sleep(0.1)
 
