@@ -5,9 +5,10 @@ On a laptop it talks through the machine's microphone and speakers (:class:`stra
 from the microphone (WebRTC AEC3; ``--no-aec`` with headphones), a status line (listening / thinking /
 speaking) and what it heard and said printed as it goes. Offline by default: the scripted model (or
 ``--model SPEC`` as in ``demo``), faster-whisper, the ONNX Kokoro endpoint on loopback.
-``--input question.wav --output answer.wav`` is the same conversation for a machine without audio
-devices: the WAV is played to the agent at real-time speed as the caller, and the agent's spoken answers
-are written to the output WAV (24 kHz).
+``--runtime-arn ARN`` holds the conversation with the app deployed on AgentCore Runtime instead (its
+``/ws``, signed with SigV4: :mod:`.on_runtime`). ``--input question.wav --output answer.wav`` is the
+same conversation for a machine without audio devices: the WAV is played to the agent at real-time speed
+as the caller, and the agent's spoken answers are written to the output WAV (24 kHz).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", metavar="SPEC", default=None, help="the LLM, as in `demo` (default: scripted)"
     )
-    parser.add_argument("--voice", default="jm_kumo", help="the Kokoro voice (default jm_kumo)")
+    parser.add_argument(
+        "--voice", default=None, help="the Kokoro voice (default: jm_kumo here, the app's own on a runtime)"
+    )
     parser.add_argument("--tts-url", default=None, help="an endpoint to use instead of starting one")
     parser.add_argument("--input", type=Path, help="a WAV to say to the agent (instead of the microphone)")
     parser.add_argument("--output", type=Path, help="write the agent's spoken answers to this WAV (24 kHz)")
@@ -52,6 +55,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--noise-suppression", action="store_true", help="suppress steady background noise in the microphone"
     )
+    runtime = parser.add_argument_group(
+        "a deployed runtime", "talk with the app on AgentCore Runtime instead of a local agent"
+    )
+    runtime.add_argument(
+        "--runtime-arn", metavar="ARN", help="the runtime's ARN (its /ws, signed with SigV4)"
+    )
+    runtime.add_argument("--qualifier", help="the runtime endpoint (default: DEFAULT)")
+    runtime.add_argument(
+        "--endpoint-url",
+        metavar="URL",
+        help="AgentCore's data plane (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else the region's; "
+        "http:// means plain ws://)",
+    )
+    runtime.add_argument(
+        "--session-id",
+        help="continue this runtime session's conversation (default: a new one, 33+ characters)",
+    )
 
 
 def _say(line: str) -> None:
@@ -64,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         StrandsVoiceError: bad arguments, or a part failed to start (the CLI prints it and exits 1).
     """
+    if args.runtime_arn:
+        from strands_voice_tools.talk.on_runtime import talk_on_runtime
+
+        return talk_on_runtime(args)
     from agentcore_app.models import create_model
 
     if (args.input is None) != (args.output is None):
@@ -85,10 +109,10 @@ def run(args: argparse.Namespace) -> int:
 async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> None:
     from strands_voice_protocol.audio.wav import write_wav
 
-    from strands_voice_tools.talk.stack import talk_stack
+    from strands_voice_tools.talk.stack import DEFAULT_VOICE, talk_stack
     from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
 
-    with talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack:
+    with talk_stack(model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url) as stack:
         await stack.cascade.recognizer.warm_up()
         mic, recorder = PacedInput(), AnswerRecorder(show=_say)
         task = asyncio.create_task(stack.agent.run(inputs=[mic], outputs=[recorder]))
@@ -102,26 +126,22 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
     print(f"wrote {args.output}", file=sys.stderr, flush=True)
 
 
-def _device(name: str | None) -> int | str | None:
-    """A device given on the command line: its index when it is a number, else (part of) its name."""
-    return int(name) if name is not None and name.isdigit() else name
-
-
 async def _talk_live(model: Any, args: argparse.Namespace) -> None:
     from strands_voice import Microphone, Speakers
-    from strands_voice_tools.talk.stack import talk_stack
+    from strands_voice_tools.talk.stack import DEFAULT_VOICE, talk_stack
     from strands_voice_tools.talk.status import StatusLine
+    from strands_voice_tools.talk.streams import device_choice
 
     # The devices first: a missing one (or a missing package) is said before the models load.
     with (
-        Speakers(_device(args.output_device)) as speakers,
+        Speakers(device_choice(args.output_device)) as speakers,
         Microphone(
-            _device(args.input_device),
+            device_choice(args.input_device),
             speakers=speakers,
             echo_cancellation=not args.no_aec,
             noise_suppression=args.noise_suppression,
         ) as microphone,
-        talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack,
+        talk_stack(model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url) as stack,
     ):
         await stack.cascade.recognizer.warm_up()
         aec = "off" if args.no_aec else "on"

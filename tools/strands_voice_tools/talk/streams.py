@@ -25,7 +25,14 @@ from strands_voice_protocol.audio.resample import resample_linear
 from strands_voice_protocol.audio.wav import wav_to_pcm16
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-__all__ = ["LISTEN_RATE", "AnswerRecorder", "PacedInput", "read_wav_16k", "transcript_line"]
+__all__ = [
+    "LISTEN_RATE",
+    "AnswerRecorder",
+    "PacedInput",
+    "device_choice",
+    "read_wav_16k",
+    "transcript_line",
+]
 
 LISTEN_RATE: Final = 16000
 _FRAME_S: Final = 0.02
@@ -37,6 +44,11 @@ def transcript_line(event: BidiOutputEvent) -> str | None:
     if not isinstance(event, BidiTranscriptBlockEvent):
         return None
     return f"{'you' if event.role == 'user' else 'agent'}: {event.transcript}"
+
+
+def device_choice(name: str | None) -> int | str | None:
+    """A device given on the command line: its index when it is a number, else (part of) its name."""
+    return int(name) if name is not None and name.isdigit() else name
 
 
 def read_wav_16k(data: bytes) -> bytes:
