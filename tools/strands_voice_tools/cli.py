@@ -1,4 +1,4 @@
-"""The ``strands-voice`` command: ``demo`` (the main job) and ``bench``.
+"""The ``strands-voice`` command: ``demo`` (the main job), ``bench``, ``talk`` and ``phone-bridge``.
 
 Errors are one line on stderr, ``strands-voice: error: <message>`` (argparse's own usage errors, and
 ``speech-infra``, ``agent-infra`` and ``kokoro-endpoint``, use the same form), exit status 1 (2: usage).
@@ -33,6 +33,10 @@ _COMMANDS: dict[str, tuple[str, str]] = {
         "strands_voice_tools.talk",
         "a spoken conversation with an agent (microphone and speakers, or --input/--output WAV files)",
     ),
+    "phone-bridge": (
+        "strands_voice_tools.phone_bridge",
+        "carry Twilio Media Streams calls to a deployed AgentCore runtime's /ws, signed",
+    ),
 }
 
 
@@ -64,7 +68,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Low-latency voice for Strands agents.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('strands-voice')}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
-    subparsers = parser.add_subparsers(dest="command", metavar="{demo,bench}")
+    subparsers = parser.add_subparsers(dest="command", metavar="{" + ",".join(_COMMANDS) + "}")
     chosen = next((arg for arg in (argv or []) if arg in _COMMANDS), None)
     for name, (_module, help_text) in _COMMANDS.items():
         sub = subparsers.add_parser(name, help=help_text, description=help_text)

@@ -90,7 +90,7 @@ class RuntimeCall:
             self._tasks.append(asyncio.create_task(self._send(stream), name=f"runtime-call-send-{index}"))
 
     def _no_listening(self, within_s: float) -> str:
-        received = self._socket.close_rcvd
+        received = self._socket.protocol.close_rcvd
         if received is not None:
             return f"the runtime closed the call before listening (code {received.code}: {received.reason})"
         return f"the runtime did not answer start with listening within {within_s:.0f} s"
