@@ -110,6 +110,16 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tts-port", type=int, default=0, help="TTS endpoint port with --serve (default: any free)"
     )
+    runtime = parser.add_argument_group(
+        "a deployed runtime", "--serve --runtime-arn ARN: the page here, its calls to the runtime (presigned)"
+    )
+    runtime.add_argument("--runtime-arn", metavar="ARN", help="the deployed runtime the page calls")
+    runtime.add_argument("--qualifier", help="the runtime endpoint (default: DEFAULT)")
+    runtime.add_argument(
+        "--endpoint-url",
+        metavar="URL",
+        help="AgentCore's data plane (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else the region's)",
+    )
 
 
 def record_command(args: argparse.Namespace) -> str:
@@ -158,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     """
     progress = Progress()
     try:
+        if args.runtime_arn is not None:
+            return _serve_runtime_page(args)
         spec = _model_spec(args, progress)
         if args.serve:
             return serve(args, spec, progress)
@@ -187,6 +199,19 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _serve_runtime_page(args: argparse.Namespace) -> int:
+    """``--serve --runtime-arn``: no local stack, the page calling the deployed runtime.
+
+    Raises:
+        StrandsVoiceError: ``--runtime-arn`` without ``--serve``, or the page cannot be served.
+    """
+    from strands_voice_tools.runtime.page import serve_page
+
+    if not args.serve:
+        raise StrandsVoiceError("--runtime-arn goes with --serve (the page calling the deployed runtime)")
+    return serve_page(args)
 
 
 def _model_spec(args: argparse.Namespace, progress: Progress) -> str:

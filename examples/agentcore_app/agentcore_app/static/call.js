@@ -31,6 +31,17 @@ export function callUrl(sessionId, base = window.location.href) {
   return url.toString();
 }
 
+/** Where the call goes: a fresh presigned URL from the page's server when the page names a route for one
+ * (`<meta name="call-url">`: `strands-voice demo --serve --runtime-arn`, a deployed runtime), fetched right
+ * before each call so it never expires unused; else `ws` next to the page. */
+export async function callTarget(sessionId, doc = document) {
+  const meta = doc.querySelector('meta[name="call-url"]');
+  if (!meta) return callUrl(sessionId);
+  const response = await fetch(`${meta.content}?session_id=${encodeURIComponent(sessionId)}`, { cache: "no-store" });
+  if (!response.ok) throw new Error(`Cannot open the call: no call URL from the page's server (HTTP ${response.status}).`);
+  return (await response.json()).url;
+}
+
 export class CallClient {
   /**
    * @param {object} hooks onEvent(event), onAudio(Uint8Array), onClosed(reason)
@@ -80,9 +91,10 @@ export class CallClient {
     await this.context.resume();
   }
 
-  connect(sessionId, start) {
+  async connect(sessionId, start) {
+    const url = await callTarget(sessionId);
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(callUrl(sessionId));
+      const socket = new WebSocket(url);
       socket.binaryType = "arraybuffer";
       this.socket = socket;
       socket.onopen = () => {
