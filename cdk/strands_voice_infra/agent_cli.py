@@ -3,6 +3,8 @@
 agent-infra deploy --bedrock-model-id us.anthropic.claude-haiku-4-5-20251001-v1:0
 agent-infra status
 agent-infra demo --prompt "Tell me about the moon" [--endpoint-url http://localhost:8080]
+agent-infra talk [-- --input q.wav --output a.wav]     (runs strands-voice talk --runtime-arn)
+agent-infra page [--port 8000]                         (runs strands-voice demo --serve --runtime-arn)
 agent-infra synth [--out DIR]
 agent-infra destroy
 """
@@ -26,6 +28,7 @@ from .config import (
     InfraConfig,
 )
 from .models import MODELS, UnknownModelError, get_model
+from .runtime_cli import RUNTIME_COMMANDS, add_runtime_commands, run_runtime_command
 from .stack_names import AGENT_STACKS
 
 __all__ = ["build_parser", "main"]
@@ -50,7 +53,7 @@ def _add_deployment_options(sub: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (``deploy``, ``destroy``, ``synth``, ``status``, ``demo``)."""
+    """The argument parser (``deploy``, ``destroy``, ``synth``, ``status``, ``demo``, ``talk``, ``page``)."""
     parser = argparse.ArgumentParser(
         prog=PROG, description="Deploy the strands-voice agent on Bedrock AgentCore."
     )
@@ -101,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=float, default=120.0, help="seconds to wait on a local app")
     demo.add_argument("--json", action="store_true", help="print the runs as JSON")
     cli.add_aws_options(demo)
+    add_runtime_commands(commands)
     return parser
 
 
@@ -261,6 +265,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None) -> 
             return _destroy(args, out)
         if args.command == "status":
             return _status(args, out)
+        if args.command in RUNTIME_COMMANDS:
+            return run_runtime_command(args, out)
         return _demo(args, out)
 
     return cli.run_cli(PROG, command)
