@@ -13,5 +13,9 @@ from strands_voice_infra.config import InfraConfig
 __all__: list[str] = []
 
 app = App()
-build_app(InfraConfig.from_context(app.node.get_all_context()), app=app)
+context = app.node.get_all_context()
+# `-c phone_bridge=1` adds the PhoneBridge stack (cdk/strands_voice_infra/phone_bridge.py).
+build_app(
+    InfraConfig.from_context(context), app=app, phone_bridge=str(context.get("phone_bridge", "")) == "1"
+)
 app.synth()

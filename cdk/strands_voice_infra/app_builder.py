@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aws_cdk import App, Stack, Tags
+from aws_cdk import App, Environment, Stack, Tags
 
 from .agent_foundation import AgentFoundationStack
 from .agent_runtime import AgentRuntimeStack
 from .config import InfraConfig, feature_flags
 from .models import MODELS
 from .nag import apply_nag
+from .phone_bridge import PhoneBridgeStack
 from .speech_endpoint import SpeechEndpointStack
 from .speech_foundation import SpeechFoundationStack
 from .speech_model_cache import SpeechModelCacheStack
@@ -30,6 +32,7 @@ __all__ = [
     "AGENT_FOUNDATION",
     "AGENT_RUNTIME",
     "AGENT_STACKS",
+    "PHONE_BRIDGE",
     "SPEECH_FOUNDATION",
     "SPEECH_MODEL_CACHE",
     "InfraApp",
@@ -38,6 +41,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: The phone bridge's stack (only when asked: ``cdk deploy PhoneBridge -c phone_bridge=1 ...``).
+PHONE_BRIDGE = "PhoneBridge"
 
 
 @dataclass
@@ -62,6 +68,7 @@ def build_app(
     agent: bool = True,
     outdir: str | None = None,
     nag: bool = True,
+    phone_bridge: bool = False,
     app: App | None = None,
     context: Mapping[str, Any] | None = None,
 ) -> InfraApp:
@@ -76,6 +83,7 @@ def build_app(
         agent: Add AgentFoundation and AgentRuntime.
         outdir: Where ``synth`` writes the cloud assembly (a temporary directory when ``None``).
         nag: Apply cdk-nag ``AwsSolutionsChecks`` to every stack.
+        phone_bridge: Add PhoneBridge (Twilio to the runtime, :mod:`.phone_bridge`).
         app: An existing app to add to (``cdk/app.py`` passes its own); ``outdir`` and ``context`` are then
             ignored.
         context: Extra CDK context for a new app.
@@ -92,6 +100,17 @@ def build_app(
         built.stacks.update(_speech_stacks(app, config))
     if agent:
         built.stacks.update(_agent_stacks(app, config))
+    if phone_bridge:
+        built.stacks[PHONE_BRIDGE] = PhoneBridgeStack(
+            app,
+            PHONE_BRIDGE,
+            repo_root=config.repo_root,
+            # The load balancer's access logs need the region at synth time: the CDK CLI's own.
+            env=Environment(
+                account=os.environ.get("CDK_DEFAULT_ACCOUNT"), region=os.environ.get("CDK_DEFAULT_REGION")
+            ),
+            description="strands-voice: the phone bridge (Twilio Media Streams to the runtime) on Fargate",
+        )
 
     if nag:
         apply_nag(app)
