@@ -167,6 +167,8 @@ class TwilioStream:
         if not isinstance(message, dict):
             raise TwilioProtocolError(CLOSE_UNSUPPORTED, "a frame must be one JSON object")
         event = message.get("event")
+        if event is None:
+            raise TwilioProtocolError(CLOSE_PROTOCOL, "a frame needs an 'event' field")
         if event not in _EVENTS:
             raise TwilioProtocolError(CLOSE_PROTOCOL, f"unknown event {str(event)[:40]!r}")
         if event == "connected":

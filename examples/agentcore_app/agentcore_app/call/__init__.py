@@ -143,4 +143,6 @@ async def _phone_call(
     stream's ``session_id`` parameter names the conversation, else ``session_id`` (``/ws``'s own)."""
     line = await PhoneLine.answer(websocket, first, limits.idle_s)
     if line is not None:
-        await Call(line, line.session_id or session_id, answering, factory, limits).run()
+        call = Call(line, line.session_id or session_id, answering, factory, limits)
+        line.on_played = call.confirm_played
+        await call.run()

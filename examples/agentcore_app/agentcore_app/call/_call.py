@@ -286,6 +286,12 @@ class Call:
             live.task.cancel()  # its agent has not begun: nothing to keep
         self.outbox.drop_audio()
 
+    def confirm_played(self, request_id: str, sentence: int) -> None:
+        """The caller's player has played that answer's ``sentence`` to its end (a phone's mark)."""
+        for live in self.answers.values():
+            if live.turn.request_id == request_id:
+                live.voice.confirm_played(sentence)
+
     # --- the end --------------------------------------------------------------------------------------
 
     async def _write(self) -> None:

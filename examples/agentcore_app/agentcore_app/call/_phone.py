@@ -5,8 +5,10 @@ it would a ``/ws`` caller, and knows nothing of Twilio. In, Twilio's frames go t
 (:class:`~strands_voice_protocol.telephony.twilio.TwilioStream`): ``start`` becomes the call's Leg 3
 ``start`` (``format: mulaw``, so the answers are made as 8 kHz μ-law; ``voice`` and ``lang`` from the
 TwiML parameters when given), ``media`` the caller's pcm16 at 16 kHz
-(:class:`~strands_voice_protocol.telephony.phone_audio.PhoneToCall`), ``mark`` tells the playback what the
-phone played, ``stop`` ends the call. Out, the call's frames go through
+(:class:`~strands_voice_protocol.telephony.phone_audio.PhoneToCall`), ``mark`` tells the playback and the
+call what the phone played (what was heard is what the phone confirmed: the answer's playback count is set
+to the end of each confirmed sentence and runs at real time only up to the next one's end), ``stop`` ends
+the call. Out, the call's frames go through
 :class:`~agentcore_app.call._phone_playback.PhonePlayback` (media, marks, ``clear``).
 
 Keys (``dtmf``): digits are collected until ``#``, which sends them as a typed turn (``keypad: 1234``);
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -81,6 +83,8 @@ class PhoneLine:
         self.playback = PhonePlayback(TwilioWire(started.stream_sid))
         self.error: twilio.TwilioProtocolError | None = None
         self.stopped = False
+        #: Told of each sentence the phone confirmed it played (its answer's ``request_id``, its index).
+        self.on_played: Callable[[str, int], None] | None = None
         self._to_call = PhoneToCall()
         self._start: str | None = json.dumps(_start_frame(started))
         self._digits = ""
@@ -142,7 +146,9 @@ class PhoneLine:
             pcm = self._to_call.convert(event.payload)
             return {"type": "websocket.receive", "bytes": pcm} if pcm else None
         if isinstance(event, twilio.Mark):
-            self.playback.played(event.name)
+            played = self.playback.played(event.name)
+            if played is not None and self.on_played is not None:
+                self.on_played(*played)
         elif isinstance(event, twilio.Dtmf):
             prompt = self._key(event.digit)
             if prompt is not None:

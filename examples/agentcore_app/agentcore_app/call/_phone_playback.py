@@ -99,16 +99,16 @@ class PhonePlayback:
             return self._clear()
         return []
 
-    def played(self, name: str) -> bool:
-        """The carrier returned the mark ``name``; whether it confirms a play (not a cleared mark's echo)."""
+    def played(self, name: str) -> tuple[str, int] | None:
+        """The carrier returned the mark ``name``: the answer and sentence it confirms as played (None: a
+        cleared mark's echo, or no mark of ours)."""
         found = self._pending.pop(name, None)
-        if found is None:
-            return False
-        answer, sentence = found
-        sentences = self.confirmed.setdefault(answer, [])
-        if sentence not in sentences:
-            sentences.append(sentence)
-        return True
+        if found is not None:
+            answer, sentence = found
+            sentences = self.confirmed.setdefault(answer, [])
+            if sentence not in sentences:
+                sentences.append(sentence)
+        return found
 
     def _clear(self) -> list[str]:
         self.generation += 1
