@@ -261,6 +261,14 @@ class VoiceCallbackHandler(ClosedOnExit):
             response.resume()
         return bool(active)
 
+    def confirm_played(self, sentence: int) -> bool:
+        """The caller's player has played ``sentence`` of the response in progress to its end (a phone's
+        mark): what was heard follows its word (any thread or loop). Returns whether one was in progress."""
+        active = self._responses.active()
+        for response in active:
+            response.confirm(sentence)
+        return bool(active)
+
     @property
     def heard_ms(self) -> float | None:
         """How much of the response in progress the caller has played, in ms (None: none in progress)."""

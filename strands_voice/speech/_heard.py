@@ -7,7 +7,10 @@ delivered and runs at real-time speed (24,000 samples a second) while delivered 
 delivery falls behind, playback waits for it (an underrun) and resumes when the next chunk arrives. So a
 caller who got ten seconds of audio in one burst and barged in two seconds later heard two seconds. While
 the response is paused (:meth:`DeliveryLog.pause`: the caller may be barging in, and a player that knows
-the pause stops with it) playback stands still: the paused time is not heard.
+the pause stops with it) playback stands still: the paused time is not heard. A player that reports what
+it played (a phone line's marks: :meth:`DeliveryLog.confirm`) sets the playback to the end of each sentence
+it confirms, and from then on playback runs at real time no further than the end of the first sentence it
+has not confirmed.
 
 After a barge-in the log says which sentences were played in full (``sentences_done``), which one was
 cut (``sentence_cut``) and what was heard (``heard_text``, built by :func:`heard_text`: the sentences
@@ -60,6 +63,7 @@ class DeliveryLog:
         self._played = 0.0  # stream position played as of _played_at
         self._played_at: float | None = None  # None: nothing delivered yet, playback not started
         self._paused = False
+        self._confirmed: set[int] | None = None  # sentences the player confirmed (None: it reports none)
         self.chunks = 0
         #: pcm bytes delivered that the caller keeps (a restarted sentence's void audio is not counted).
         self.pcm_bytes = 0
@@ -72,9 +76,27 @@ class DeliveryLog:
             return 0.0
         now = self._clock()
         if not self._paused:
-            self._played = min(float(self._offset), self._played + (now - self._played_at) * BYTES_PER_SECOND)
+            limit = float(self._offset if self._confirmed is None else self._unconfirmed_end())
+            self._played = min(limit, self._played + (now - self._played_at) * BYTES_PER_SECOND)
         self._played_at = now
         return self._played
+
+    def _unconfirmed_end(self) -> int:
+        """Where the first sentence the player has not confirmed ends (what was delivered of it)."""
+        confirmed = self._confirmed or set()
+        for sentence in self._order:
+            if sentence not in confirmed:
+                return self._start[sentence] + self._sentence_pcm[sentence]
+        return self._offset
+
+    def confirm(self, sentence: int) -> None:
+        """The player says it has played ``sentence`` to its end (a phone line's mark came back): playback
+        is there now, and goes no further than the first sentence it has not confirmed."""
+        if sentence not in self._start:
+            return
+        self._advance()
+        self._confirmed = (self._confirmed or set()) | {sentence}
+        self._played = float(self._start[sentence] + self._sentence_pcm[sentence])
 
     def pause(self) -> None:
         """Playback stops where it is now (until :meth:`resume`)."""
@@ -141,7 +163,10 @@ class DeliveryLog:
         done: list[int] = []
         for sentence in self._order:
             end = self._start[sentence] + self._sentence_pcm[sentence]
-            if sentence in self._texts and end <= played:
+            confirmed = (
+                self._confirmed is None or sentence in self._confirmed
+            )  # a player's word, if it gives it
+            if sentence in self._texts and end <= played and confirmed:
                 done.append(sentence)
             elif self._start[sentence] <= played:
                 return done, sentence

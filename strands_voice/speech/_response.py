@@ -195,6 +195,14 @@ class Response:
         """Go on from where :meth:`pause` held the speech: nothing repeated, nothing lost."""
         self._call(self._pause_now, False)
 
+    def confirm(self, sentence: int) -> None:
+        """The caller's player has played ``sentence`` to its end (see ``DeliveryLog.confirm``)."""
+        self._call(self._confirm_now, sentence)
+
+    def _confirm_now(self, sentence: int) -> None:
+        if not self.interrupted:
+            self.log.confirm(sentence)
+
     @property
     def heard_ms(self) -> float:
         """The audio the caller has played so far, in milliseconds (paused time not counted)."""

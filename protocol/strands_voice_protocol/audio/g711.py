@@ -18,7 +18,7 @@ from strands_voice_protocol.audio.encoder import G711_RATE, MIME_TYPES, StreamEn
 from strands_voice_protocol.audio.pcm import SAMPLE_RATE, pcm16_to_float32
 from strands_voice_protocol.errors import AudioEncodingError
 
-__all__ = ["G711_RATE", "AlawEncoder", "MulawEncoder", "alaw_encode", "mulaw_encode"]
+__all__ = ["G711_RATE", "AlawEncoder", "MulawEncoder", "alaw_encode", "mulaw_decode", "mulaw_encode"]
 
 _MULAW_BIAS: Final = 0x84
 _MULAW_CLIP: Final = 32_635
@@ -40,6 +40,22 @@ def mulaw_encode(samples: npt.ArrayLike) -> bytes:
     exponent = np.clip(np.floor(np.log2(magnitude)).astype(np.int64) - 7, 0, 7)
     mantissa = (magnitude >> (exponent + 3)) & 0x0F
     return bytes((~(sign | (exponent << 4) | mantissa) & 0xFF).astype(np.uint8).tobytes())
+
+
+def _mulaw_table() -> npt.NDArray[np.int16]:
+    """The 256 16-bit values of the μ-law codes (G.711's expansion, the inverse of :func:`mulaw_encode`)."""
+    code = ~np.arange(256, dtype=np.int64) & 0xFF
+    exponent = (code >> 4) & 0x07
+    magnitude = ((((code & 0x0F) << 3) + _MULAW_BIAS) << exponent) - _MULAW_BIAS
+    return np.where(code & 0x80, -magnitude, magnitude).astype(np.int16)
+
+
+_MULAW_VALUES: Final = _mulaw_table()
+
+
+def mulaw_decode(data: bytes) -> bytes:
+    """μ-law bytes (G.711, PCMU) → pcm16 (s16le) at the same rate: one sample a byte."""
+    return _MULAW_VALUES[np.frombuffer(data, dtype=np.uint8)].astype("<i2").tobytes()
 
 
 def alaw_encode(samples: npt.ArrayLike) -> bytes:

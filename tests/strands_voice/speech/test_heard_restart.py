@@ -65,3 +65,28 @@ def test_the_unplayed_audio_shrinks_as_it_plays_and_holds_while_paused() -> None
     assert round(log.unplayed_s, 3) == 0.5
     now[0] = 5.0
     assert log.unplayed_s == 0.0  # played out: playback waits for more
+
+
+def test_a_player_that_confirms_sentences_sets_what_was_heard() -> None:
+    """A phone's marks: playback jumps to the end of a confirmed sentence, and runs at real time no further
+    than the end of the first sentence not confirmed (the phone fell behind: it has not heard more)."""
+    now = [0.0]
+    log = DeliveryLog(lambda seq: CHUNK, clock=lambda: now[0])
+    builder = EventBuilder()
+    for seq, sentence in enumerate([0, 0, 1, 1, 2, 2]):  # three sentences of 0.5 s, delivered at once
+        log.delivered(builder.audio_chunk(seq=seq, sentence=sentence, data=b"x"))
+        if seq % 2:
+            log.delivered(builder.sentence_complete(sentence=sentence, text=f"S{sentence}.", duration_s=0.5))
+    now[0] = 1.2  # the clock alone: sentences 0 and 1 heard
+    assert log.interrupted_fields()["sentences_done"] == [0, 1]
+    log.confirm(0)  # the phone says: sentence 0 ended just now (it started late)
+    assert log.played_s == 0.5
+    now[0] = 1.5
+    assert log.played_s == 0.8 and log.interrupted_fields()["sentence_cut"] == 1
+    now[0] = 3.0  # no mark for sentence 1 came back: its end is as far as the phone got
+    assert log.played_s == 1.0 and log.interrupted_fields()["sentences_done"] == [0]
+    log.confirm(1)
+    now[0] = 3.2
+    assert round(log.played_s, 3) == 1.2 and log.interrupted_fields()["heard_text"] == "S0. S1."
+    log.confirm(7)  # a sentence it never got: nothing
+    assert round(log.played_s, 3) == 1.2

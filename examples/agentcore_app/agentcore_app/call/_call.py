@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from starlette import status
-from starlette.websockets import WebSocket, WebSocketState
+from starlette.websockets import WebSocketState
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
 from strands_voice_protocol.errors import MissingDependencyError
@@ -56,6 +56,7 @@ from . import _frames as frames
 from ._answers import SpokenTurn, answer_turn
 from ._listening import CallListener, ListenerFactory, TurnClock
 from ._outbox import Outbox
+from ._socket import CallSocket
 
 __all__ = ["OUTBOX_FRAMES", "STOP_TIMEOUT_S", "Call"]
 
@@ -80,7 +81,7 @@ class Call:
     """One spoken call (see the module docstring).
 
     Args:
-        websocket: The caller's connection (accepted by the route).
+        websocket: The caller's connection (accepted by the route): a ``/ws`` caller or a phone line.
         session_id: The conversation it names (None: a new one).
         answering: The app's answers.
         listener_factory: Opens the call's listener once ``start`` has come.
@@ -90,7 +91,7 @@ class Call:
 
     def __init__(
         self,
-        websocket: WebSocket,
+        websocket: CallSocket,
         session_id: str | None,
         answering: Answering,
         listener_factory: ListenerFactory,
@@ -284,6 +285,12 @@ class Call:
         if not live.voice.interrupt():
             live.task.cancel()  # its agent has not begun: nothing to keep
         self.outbox.drop_audio()
+
+    def confirm_played(self, request_id: str, sentence: int) -> None:
+        """The caller's player has played that answer's ``sentence`` to its end (a phone's mark)."""
+        for live in self.answers.values():
+            if live.turn.request_id == request_id:
+                live.voice.confirm_played(sentence)
 
     # --- the end --------------------------------------------------------------------------------------
 
