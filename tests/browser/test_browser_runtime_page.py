@@ -56,7 +56,7 @@ def runtime_page_url() -> Iterator[tuple[str, Any]]:
     from strands_voice_tools.runtime.page import page_app
     from strands_voice_tools.runtime.signing import Signer, runtime_target
 
-    with runtime_app([QUESTION]) as app_ws, stand_in_thread(app_ws) as stand_in:
+    with runtime_app([QUESTION]) as (app_ws, _app), stand_in_thread(app_ws) as stand_in:
         target = runtime_target(ARN, endpoint_url=stand_in.endpoint_url)
         app = page_app(target, Signer(Credentials(ACCESS_KEY, SECRET_KEY)), STATIC_DIR)
         with running_server(app) as server:

@@ -24,8 +24,8 @@ ARN: Final = "arn:aws:bedrock-agentcore:us-east-1:123456789012:runtime/voice_age
 
 
 @contextlib.contextmanager
-def runtime_app(texts: list[str], model: Any = None) -> Iterator[str]:
-    """The app's ``/ws`` URL (``ws://127.0.0.1:<port>/ws``) while it serves."""
+def runtime_app(texts: list[str], model: Any = None) -> Iterator[tuple[str, Any]]:
+    """The app's ``/ws`` URL (``ws://127.0.0.1:<port>/ws``) and the app, while it serves."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
     from kokoro_endpoint.runner import running_server
@@ -42,7 +42,7 @@ def runtime_app(texts: list[str], model: Any = None) -> Iterator[str]:
     )
     logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
     with running_server(app) as server:
-        yield str(server.base_url).replace("http://", "ws://") + "/ws"
+        yield str(server.base_url).replace("http://", "ws://") + "/ws", app
 
 
 def aws_env(monkeypatch: pytest.MonkeyPatch, endpoint_url: str, secret: str = SECRET_KEY) -> None:

@@ -36,7 +36,7 @@ def _page(endpoint_url: str, **options: Any) -> Any:
 
 @pytest.fixture
 def app_ws() -> Iterator[str]:
-    with runtime_app(["Hello there"]) as url:
+    with runtime_app(["Hello there"]) as (url, _app):
         yield url
 
 

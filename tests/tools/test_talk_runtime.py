@@ -31,7 +31,7 @@ def test_talk_holds_the_call_with_a_runtime_through_the_signed_websocket(
     from strands_voice_tools.cli import main
 
     answer = tmp_path / "answer.wav"
-    with runtime_app([QUESTION]) as app_ws, stand_in_thread(app_ws) as stand_in:
+    with runtime_app([QUESTION]) as (app_ws, _app), stand_in_thread(app_ws) as stand_in:
         aws_env(monkeypatch, stand_in.endpoint_url)
         code = main(
             ["talk", "--runtime-arn", ARN, "--input", str(_question_wav(tmp_path)), "--output", str(answer)]
@@ -53,7 +53,7 @@ def test_a_wrong_secret_key_is_refused_and_said_in_one_line(
     from strands_voice_tools.cli import main
 
     answer = tmp_path / "answer.wav"
-    with runtime_app([QUESTION]) as app_ws, stand_in_thread(app_ws) as stand_in:
+    with runtime_app([QUESTION]) as (app_ws, _app), stand_in_thread(app_ws) as stand_in:
         aws_env(monkeypatch, stand_in.endpoint_url, secret="not-the-secret-key")
         code = main(
             ["talk", "--runtime-arn", ARN, "--input", str(_question_wav(tmp_path)), "--output", str(answer)]
@@ -76,7 +76,7 @@ def test_another_endpoint_url_on_the_command_line_wins_over_the_environment(
     from strands_voice_tools.cli import main
 
     answer = tmp_path / "answer.wav"
-    with runtime_app([QUESTION]) as app_ws, stand_in_thread(app_ws) as stand_in:
+    with runtime_app([QUESTION]) as (app_ws, _app), stand_in_thread(app_ws) as stand_in:
         aws_env(monkeypatch, "http://127.0.0.1:9")  # nothing listens there
         args = ["talk", "--runtime-arn", ARN, "--endpoint-url", stand_in.endpoint_url]
         code = main([*args, "--input", str(_question_wav(tmp_path)), "--output", str(answer)])
