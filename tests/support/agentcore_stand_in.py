@@ -113,6 +113,7 @@ class AgentCoreStandIn:
         region: The region signatures must be scoped to.
         refused: Why each refused upgrade was refused, in order.
         sessions: The session id of each relayed call, in order.
+        paths: The path and query of each relayed call, as received.
     """
 
     app_ws_url: str
@@ -120,6 +121,7 @@ class AgentCoreStandIn:
     endpoint_url: str = ""
     refused: list[str] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[AgentCoreStandIn]:
@@ -155,6 +157,7 @@ class AgentCoreStandIn:
         query = dict(parse_qsl(urlsplit(caller.request.path).query))
         session = caller.request.headers.get(SESSION_HEADER) or unquote(query.get(SESSION_HEADER, ""))
         self.sessions.append(session)
+        self.paths.append(caller.request.path)
         headers = {SESSION_HEADER: session} if session else {}
         async with connect(self.app_ws_url, additional_headers=headers, max_size=None) as app:
             await relay(caller, app, grace_s=5.0)

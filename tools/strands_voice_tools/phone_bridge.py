@@ -126,7 +126,7 @@ class PhoneBridge:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``phone-bridge`` options to ``parser``."""
     parser.add_argument("--runtime-arn", metavar="ARN", required=True, help="the runtime to carry calls to")
-    parser.add_argument("--qualifier", help="the runtime endpoint (default: DEFAULT)")
+    parser.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
     parser.add_argument(
         "--endpoint-url",
         metavar="URL",

@@ -114,7 +114,7 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         "a deployed runtime", "--serve --runtime-arn ARN: the page here, its calls to the runtime (presigned)"
     )
     runtime.add_argument("--runtime-arn", metavar="ARN", help="the deployed runtime the page calls")
-    runtime.add_argument("--qualifier", help="the runtime endpoint (default: DEFAULT)")
+    runtime.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
     runtime.add_argument(
         "--endpoint-url",
         metavar="URL",

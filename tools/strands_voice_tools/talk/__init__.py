@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runtime.add_argument(
         "--runtime-arn", metavar="ARN", help="the runtime's ARN (its /ws, signed with SigV4)"
     )
-    runtime.add_argument("--qualifier", help="the runtime endpoint (default: DEFAULT)")
+    runtime.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
     runtime.add_argument(
         "--endpoint-url",
         metavar="URL",

@@ -40,7 +40,6 @@ def talk_on_runtime(args: argparse.Namespace) -> int:
     )
     signer = Signer()
     session = args.session_id or new_session_id("strands-voice-talk")
-    print(f"runtime {target.arn}, session {session}", file=sys.stderr, flush=True)
     settings = {"voice": args.voice} if args.voice else {}
     if args.input is not None:
         from strands_voice_tools.talk.streams import read_wav_16k
@@ -55,6 +54,13 @@ def talk_on_runtime(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _connect(target: RuntimeTarget, signer: Signer, session: str) -> Any:
+    """The signed socket; says which runtime and session once connected (a refusal is the only line)."""
+    socket = await open_runtime_socket(target, signer, session)
+    print(f"connected to {target.arn}, session {session}", file=sys.stderr, flush=True)
+    return socket
+
+
 async def _talk_files(
     target: RuntimeTarget,
     signer: Signer,
@@ -67,7 +73,7 @@ async def _talk_files(
 
     from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
 
-    socket = await open_runtime_socket(target, signer, session)
+    socket = await _connect(target, signer, session)
     mic, recorder = PacedInput(), AnswerRecorder(show=_say)
     call = RuntimeCall(socket, [mic], [recorder])
     try:
@@ -102,10 +108,10 @@ async def _talk_live(
             noise_suppression=args.noise_suppression,
         ) as microphone,
     ):
-        socket = await open_runtime_socket(target, signer, session)
+        socket = await _connect(target, signer, session)
         call = RuntimeCall(socket, [microphone], [speakers.output(), StatusLine(speakers)])
         await call.start(settings)
-        print("connected (Ctrl-C ends)", file=sys.stderr, flush=True)
+        print("listening (Ctrl-C ends)", file=sys.stderr, flush=True)
         try:
             await call.wait_closed()
         finally:
