@@ -4,8 +4,8 @@ of AgentCore's WebSocket data plane that checks the SigV4 signature and relays t
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from strands_voice_protocol.audio import BYTES_PER_SECOND, write_wav
