@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from optional_groups import require
-from support.browser import CHROMIUM_ARGS, PageSession, open_page
+from support.browser import PageSession, microphone_chromium, open_page
 from support.spoken import silence, speak_16k
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
@@ -65,18 +65,8 @@ def call_app(endpoint_server: Any) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def mic_browser(chromium_path: str, question_wav: Path) -> Iterator[Any]:
     """Chromium whose microphone plays ``question_wav`` (looped), permission granted."""
-    sync_playwright = require("playwright.sync_api", "browser").sync_playwright
-    fake = [
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={question_wav}",
-    ]
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS + fake)
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with microphone_chromium(chromium_path, question_wav) as instance:
+        yield instance
 
 
 @pytest.fixture

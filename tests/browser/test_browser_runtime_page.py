@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 from botocore.credentials import Credentials
-from optional_groups import require
 from support.agentcore_stand_in import ACCESS_KEY, SECRET_KEY, stand_in_thread
-from support.browser import CHROMIUM_ARGS, SAMPLE_RATE, PageSession, open_page, speechlike_pcm16
+from support.browser import SAMPLE_RATE, PageSession, microphone_chromium, open_page, speechlike_pcm16
 from support.runtime_app import ARN, runtime_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -34,18 +33,8 @@ def mic_wav(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def mic_browser(chromium_path: str, mic_wav: Path) -> Iterator[Any]:
-    sync_playwright = require("playwright.sync_api", "browser").sync_playwright
-    fake = [
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-audio-capture={mic_wav}",
-    ]
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS + fake)
-        try:
-            yield instance
-        finally:
-            instance.close()
+    with microphone_chromium(chromium_path, mic_wav) as instance:
+        yield instance
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ import os
 import re
 import shutil
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,25 @@ class PageSession:
         path = ARTIFACTS_DIR / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
+
+
+@contextmanager
+def microphone_chromium(chromium_path: str, wav: Path) -> Iterator[Any]:
+    """A headless Chromium whose microphone plays ``wav`` (looped), the permission granted."""
+    from optional_groups import require
+
+    sync_playwright = require("playwright.sync_api", "browser").sync_playwright
+    fake = [
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={wav}",
+    ]
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS + fake)
+        try:
+            yield instance
+        finally:
+            instance.close()
 
 
 def open_page(session: PageSession, url: str) -> None:

@@ -28,8 +28,9 @@ from typing import Any, Final
 from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.runtime.connect import open_runtime_socket
+from strands_voice_tools.runtime.options import add_runtime_options, target_from_args
 from strands_voice_tools.runtime.relay import relay
-from strands_voice_tools.runtime.signing import RuntimeTarget, Signer, runtime_target
+from strands_voice_tools.runtime.signing import RuntimeTarget, Signer
 
 __all__ = ["PhoneBridge", "add_arguments", "run", "session_for"]
 
@@ -125,13 +126,7 @@ class PhoneBridge:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``phone-bridge`` options to ``parser``."""
-    parser.add_argument("--runtime-arn", metavar="ARN", required=True, help="the runtime to carry calls to")
-    parser.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
-    parser.add_argument(
-        "--endpoint-url",
-        metavar="URL",
-        help="AgentCore's data plane (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else the region's)",
-    )
+    add_runtime_options(parser, arn_help="the runtime to carry calls to", required=True)
     parser.add_argument("--host", default="127.0.0.1", help="interface to serve on (0.0.0.0 in a container)")
     parser.add_argument("--port", type=int, default=8080, help="the port to serve on (default 8080)")
 
@@ -142,10 +137,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         StrandsVoiceError: a bad ARN or endpoint, no credentials, or the port is taken.
     """
-    target = runtime_target(
-        args.runtime_arn, region=args.region, qualifier=args.qualifier, endpoint_url=args.endpoint_url
-    )
-    bridge = PhoneBridge(target, Signer())
+    bridge = PhoneBridge(target_from_args(args), Signer())
     try:
         asyncio.run(_serve(bridge, args.host, args.port))
     except OSError as error:

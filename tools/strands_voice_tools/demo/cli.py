@@ -22,6 +22,7 @@ from strands_voice_tools.demo.report import DemoReport, format_report, report_to
 from strands_voice_tools.demo.runner import DEFAULT_FOLLOW_UP, DEFAULT_OUT_DIR, DEFAULT_PROMPT, run_demo
 from strands_voice_tools.demo.serve import serve
 from strands_voice_tools.machine import load_average
+from strands_voice_tools.runtime.options import add_runtime_options
 
 __all__ = ["add_arguments", "answer_language", "check_reader", "run"]
 
@@ -113,13 +114,7 @@ def _add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     runtime = parser.add_argument_group(
         "a deployed runtime", "--serve --runtime-arn ARN: the page here, its calls to the runtime (presigned)"
     )
-    runtime.add_argument("--runtime-arn", metavar="ARN", help="the deployed runtime the page calls")
-    runtime.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
-    runtime.add_argument(
-        "--endpoint-url",
-        metavar="URL",
-        help="AgentCore's data plane (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else the region's)",
-    )
+    add_runtime_options(runtime, arn_help="the deployed runtime the page calls")
 
 
 def record_command(args: argparse.Namespace) -> str:

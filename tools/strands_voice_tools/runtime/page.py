@@ -23,12 +23,8 @@ from typing import Any, Final
 
 from strands_voice_protocol.errors import StrandsVoiceError
 
-from strands_voice_tools.runtime.signing import (
-    SESSION_HEADER,
-    RuntimeTarget,
-    Signer,
-    runtime_target,
-)
+from strands_voice_tools.runtime.options import target_from_args
+from strands_voice_tools.runtime.signing import SESSION_HEADER, RuntimeTarget, Signer
 
 __all__ = ["CALL_URL_META", "EXPIRES_S", "page_app", "serve_page"]
 
@@ -127,9 +123,7 @@ def serve_page(args: argparse.Namespace) -> int:
     from agentcore_app.app import STATIC_DIR
     from kokoro_endpoint.runner import running_server
 
-    target = runtime_target(
-        args.runtime_arn, region=args.region, qualifier=args.qualifier, endpoint_url=args.endpoint_url
-    )
+    target = target_from_args(args)
     app = page_app(target, Signer(), STATIC_DIR)
     try:
         with running_server(app, host=args.host, port=args.port) as server:

@@ -21,6 +21,8 @@ from typing import Any
 
 from strands_voice_protocol.errors import StrandsVoiceError
 
+from strands_voice_tools.runtime.options import add_runtime_options
+
 __all__ = ["add_arguments", "run"]
 
 
@@ -58,16 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     runtime = parser.add_argument_group(
         "a deployed runtime", "talk with the app on AgentCore Runtime instead of a local agent"
     )
-    runtime.add_argument(
-        "--runtime-arn", metavar="ARN", help="the runtime's ARN (its /ws, signed with SigV4)"
-    )
-    runtime.add_argument("--qualifier", default="DEFAULT", help="the runtime endpoint (default: DEFAULT)")
-    runtime.add_argument(
-        "--endpoint-url",
-        metavar="URL",
-        help="AgentCore's data plane (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else the region's; "
-        "http:// means plain ws://)",
-    )
+    add_runtime_options(runtime, arn_help="the runtime's ARN (its /ws, signed with SigV4)")
     runtime.add_argument(
         "--session-id",
         help="continue this runtime session's conversation (default: a new one, 33+ characters)",
@@ -127,20 +120,13 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
 
 
 async def _talk_live(model: Any, args: argparse.Namespace) -> None:
-    from strands_voice import Microphone, Speakers
     from strands_voice_tools.talk.stack import DEFAULT_VOICE, talk_stack
     from strands_voice_tools.talk.status import StatusLine
-    from strands_voice_tools.talk.streams import device_choice
+    from strands_voice_tools.talk.streams import laptop_devices
 
     # The devices first: a missing one (or a missing package) is said before the models load.
     with (
-        Speakers(device_choice(args.output_device)) as speakers,
-        Microphone(
-            device_choice(args.input_device),
-            speakers=speakers,
-            echo_cancellation=not args.no_aec,
-            noise_suppression=args.noise_suppression,
-        ) as microphone,
+        laptop_devices(args) as (speakers, microphone),
         talk_stack(model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url) as stack,
     ):
         await stack.cascade.recognizer.warm_up()

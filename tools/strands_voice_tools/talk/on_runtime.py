@@ -17,7 +17,8 @@ from typing import Any
 from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.runtime.connect import open_runtime_socket
-from strands_voice_tools.runtime.signing import RuntimeTarget, Signer, new_session_id, runtime_target
+from strands_voice_tools.runtime.options import target_from_args
+from strands_voice_tools.runtime.signing import RuntimeTarget, Signer, new_session_id
 from strands_voice_tools.talk.remote import RuntimeCall
 
 __all__ = ["talk_on_runtime"]
@@ -35,9 +36,7 @@ def talk_on_runtime(args: argparse.Namespace) -> int:
     """
     if (args.input is None) != (args.output is None):
         raise StrandsVoiceError("give both --input and --output (or neither, for microphone and speakers)")
-    target = runtime_target(
-        args.runtime_arn, region=args.region, qualifier=args.qualifier, endpoint_url=args.endpoint_url
-    )
+    target = target_from_args(args)
     signer = Signer()
     session = args.session_id or new_session_id("strands-voice-talk")
     settings = {"voice": args.voice} if args.voice else {}
@@ -95,19 +94,10 @@ async def _talk_files(
 async def _talk_live(
     target: RuntimeTarget, signer: Signer, session: str, settings: dict[str, Any], args: argparse.Namespace
 ) -> None:
-    from strands_voice import Microphone, Speakers
     from strands_voice_tools.talk.status import StatusLine
-    from strands_voice_tools.talk.streams import device_choice
+    from strands_voice_tools.talk.streams import laptop_devices
 
-    with (
-        Speakers(device_choice(args.output_device)) as speakers,
-        Microphone(
-            device_choice(args.input_device),
-            speakers=speakers,
-            echo_cancellation=not args.no_aec,
-            noise_suppression=args.noise_suppression,
-        ) as microphone,
-    ):
+    with laptop_devices(args) as (speakers, microphone):
         socket = await _connect(target, signer, session)
         call = RuntimeCall(socket, [microphone], [speakers.output(), StatusLine(speakers)])
         await call.start(settings)

@@ -7,10 +7,12 @@ output stream that keeps every event with its time, the answers' audio, and prin
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import base64
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -29,7 +31,7 @@ __all__ = [
     "LISTEN_RATE",
     "AnswerRecorder",
     "PacedInput",
-    "device_choice",
+    "laptop_devices",
     "read_wav_16k",
     "transcript_line",
 ]
@@ -46,9 +48,27 @@ def transcript_line(event: BidiOutputEvent) -> str | None:
     return f"{'you' if event.role == 'user' else 'agent'}: {event.transcript}"
 
 
-def device_choice(name: str | None) -> int | str | None:
+def _device_choice(name: str | None) -> int | str | None:
     """A device given on the command line: its index when it is a number, else (part of) its name."""
     return int(name) if name is not None and name.isdigit() else name
+
+
+@contextlib.contextmanager
+def laptop_devices(args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
+    """``(speakers, microphone)`` as ``talk``'s options name them, the speakers' echo cancelled from the
+    microphone unless ``--no-aec``; both closed on exit."""
+    from strands_voice import Microphone, Speakers
+
+    with (
+        Speakers(_device_choice(args.output_device)) as speakers,
+        Microphone(
+            _device_choice(args.input_device),
+            speakers=speakers,
+            echo_cancellation=not args.no_aec,
+            noise_suppression=args.noise_suppression,
+        ) as microphone,
+    ):
+        yield speakers, microphone
 
 
 def read_wav_16k(data: bytes) -> bytes:
