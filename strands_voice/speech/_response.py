@@ -143,6 +143,7 @@ class Response:
         self.interrupted = False
         self.paused = False
         self.ended = False
+        self._end_delivered = False  # the caller has taken the audio_end
         self._text_pending = False  # text was fed since the last turn marker (caller's thread)
         self._text_ended = False
         self._task: asyncio.Task[None] | None = None
@@ -224,11 +225,12 @@ class Response:
         self._outlet.put_nowait(event)
         self.trace.observe(event)
         if self._outlet.delivers:
-            self.log.delivered(event)
+            self.delivered(event)
 
     def delivered(self, event: Event) -> None:
         """Note that ``event`` reached the caller."""
         self.log.delivered(event)
+        self._end_delivered = self._end_delivered or event["type"] == "audio_end"
 
     def _cancel_now(self) -> None:
         self._cancel_requested = True
@@ -250,8 +252,9 @@ class Response:
         logger.debug("paused=<%s>, heard_ms=<%.0f> | speech held or resumed", pause, self.heard_ms)
 
     def _interrupt_now(self) -> None:
-        # A response that ended while paused still holds its end: it was never heard, so it is cut too.
-        if self.interrupted or (self.ended and not self.paused):
+        # A response that ended while paused, or whose end its consumer has not taken yet (made faster than
+        # it is played), still holds its end: it was never heard, so it is cut too.
+        if self.interrupted or (self.ended and self._end_delivered and not self.paused):
             return
         self.interrupted, held_end = True, self.ended
         self.synthesis.interrupt()

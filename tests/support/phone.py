@@ -36,6 +36,7 @@ class FakePhone:
     received: list[dict[str, Any]] = field(default_factory=list)  # every frame from the server
     played: list[tuple[float, bytes]] = field(default_factory=list)  # (time, 20 ms of μ-law)
     marks_returned: list[str] = field(default_factory=list)
+    played_marks: list[tuple[float, str]] = field(default_factory=list)  # returned having been played
     clears: list[float] = field(default_factory=list)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     close_code: int | None = None
@@ -124,7 +125,9 @@ class FakePhone:
         tick = 0
         while not self.closed.is_set():
             while self._buffer and isinstance(self._buffer[0], str):
-                await self._return_mark(str(self._buffer.popleft()))
+                name = str(self._buffer.popleft())
+                self.played_marks.append((time.monotonic(), name))
+                await self._return_mark(name)
             if self._buffer:
                 self.played.append((time.monotonic(), bytes(self._buffer.popleft())))
             tick += 1
@@ -140,11 +143,9 @@ class FakePhone:
     def last_played_at(self) -> float | None:
         return self.played[-1][0] if self.played else None
 
-    async def hang_up(self, *, stop: bool = True) -> None:
-        """``stop`` (Twilio's hang-up), then the socket closes."""
-        if stop:
-            await self.send({"event": "stop", "streamSid": self.stream_sid, "stop": {"callSid": "CA1"}})
-        await self.socket.close()
+    async def hang_up(self) -> None:
+        """``stop`` (Twilio's hang-up); the server ends the call and closes the socket."""
+        await self.send({"event": "stop", "streamSid": self.stream_sid, "stop": {"callSid": "CA1"}})
         await self.finish()
 
     async def finish(self) -> None:
