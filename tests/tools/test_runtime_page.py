@@ -113,3 +113,12 @@ def test_typed_turns_go_to_the_runtime_with_the_pages_session() -> None:
     assert carried.status_code == 200 and carried.content == b'{"prompt": "hi"}'
     assert carried.headers["content-type"].startswith("text/event-stream")
     assert unnamed.status_code == 400
+
+
+def test_a_runtime_arn_without_serve_is_one_line(capsys: Any) -> None:
+    from strands_voice_tools.cli import main
+
+    assert main(["demo", "--runtime-arn", ARN]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "strands-voice demo: error: --runtime-arn goes with --serve (the page calling the deployed runtime)"
+    )
