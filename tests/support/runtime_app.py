@@ -45,6 +45,26 @@ def runtime_app(texts: list[str], model: Any = None) -> Iterator[tuple[str, Any]
         yield str(server.base_url).replace("http://", "ws://") + "/ws", app
 
 
+@contextlib.contextmanager
+def spoken_runtime_app(tts_url: str, answer: str) -> Iterator[str]:
+    """The real app as it is deployed (its default listener: Silero VAD, faster-whisper; the endpoint at
+    ``tts_url``; the scripted model answering ``answer``): its ``/ws`` URL. Needs the ``listen`` group."""
+    from agentcore_app.app import create_app
+    from agentcore_app.conversation._store import ConversationStore
+    from agentcore_app.scripted import ScriptedModel
+    from kokoro_endpoint.runner import running_server
+
+    app = create_app(
+        tts_url=tts_url,
+        model=ScriptedModel(text=answer, first_sentence_s=0.3, total_s=0.5),
+        conversation_store=ConversationStore(kind="none"),
+        silence_timeout=120.0,
+    )
+    logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
+    with running_server(app) as server:
+        yield str(server.base_url).replace("http://", "ws://") + "/ws"
+
+
 def aws_env(monkeypatch: pytest.MonkeyPatch, endpoint_url: str, secret: str = SECRET_KEY) -> None:
     """Credentials (the stand-in's key, with ``secret``) and the data plane endpoint, from the environment."""
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE"):

