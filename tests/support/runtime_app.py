@@ -4,6 +4,7 @@
 library's Listener with a loudness VAD and scripted texts (:func:`support.call.scripted_listeners`: a tone
 is speech, its turn ends by the silence timer), :class:`~support.conversation_model.HoldingEcho` as the
 model (the answer says what it was asked) and the in-memory TTS (:class:`~support.instant_tts.InstantTTS`).
+:func:`spoken_runtime_app` is the app as deployed (its Whisper listener, a real endpoint).
 :func:`aws_env` points the default AWS credential chain and ``AWS_ENDPOINT_URL_BEDROCK_AGENTCORE`` at a
 stand-in (:mod:`support.agentcore_stand_in`).
 """

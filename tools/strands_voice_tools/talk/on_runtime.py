@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.runtime.connect import open_runtime_socket
@@ -81,9 +82,8 @@ async def _talk_files(
         answered = asyncio.create_task(recorder.answer_ended(within_s=len(question) / 32000 + 120))
         closed = asyncio.create_task(call.wait_closed())
         await asyncio.wait([answered, closed], return_when=asyncio.FIRST_COMPLETED)
-        for task in (answered, closed):
-            task.cancel()
-        if not answered.done() or answered.cancelled() or answered.exception() is not None:
+        await cancel_and_wait([answered, closed], 5.0)
+        if answered.cancelled() or answered.exception() is not None:
             raise StrandsVoiceError("the runtime ended the call before it answered")
     finally:
         await call.close()
