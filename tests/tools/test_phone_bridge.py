@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -149,3 +155,19 @@ def test_the_load_balancer_health_check_gets_200() -> None:
             return response.status_code
 
     assert asyncio.run(check()) == 200
+
+
+def test_the_command_serves_until_sigterm() -> None:
+    command = [str(Path(sys.executable).with_name("strands-voice")), "phone-bridge", "--runtime-arn", ARN]
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    with subprocess.Popen([*command, "--port", "0"], stderr=subprocess.PIPE, text=True, env=env) as bridge:
+        assert bridge.stderr is not None
+        try:
+            line = bridge.stderr.readline()
+            match = re.match(r"phone bridge on ws://127\.0\.0\.1:(\d+)/ -> (\S+)", line)
+            assert match and match.group(2) == ARN, line
+            assert httpx.get(f"http://127.0.0.1:{match.group(1)}/ping").status_code == 200
+        finally:
+            bridge.send_signal(signal.SIGTERM)
+            code = bridge.wait(30)
+    assert code == 0
