@@ -4,7 +4,8 @@
    turn_set.py: questions, sentences with a pause, backchannels, the interruption) said by the endpoint's
    three English-speaking voices, transcribed by the app's recognizer (faster-whisper base, greedy) once as
    16 kHz PCM16 and once through the phone (16 kHz → 8 kHz μ-law → the app's 16 kHz, the protocol's
-   ``telephony.phone_audio``); the word error rate of each (jiwer, lower case, punctuation dropped).
+   ``telephony.phone_audio``), each with 0.3 s of silence around it as a turn has; the word error rate of
+   each (jiwer; lower case, punctuation dropped, digits spelled out).
 2. Calls over ``WS /twilio`` from the fake phone (tests/support/phone.py: 20 ms μ-law frames at real time,
    playback drained at real time, marks returned when played, emptied on ``clear``) to the example app with
    its default listener (Silero, Whisper), the real Kokoro endpoint (in-process, ONNX int8) and Strands'
@@ -52,8 +53,15 @@ def through_the_phone(pcm16: bytes) -> bytes:
     return PhoneToCall().convert(to_phone.convert(pcm16) + to_phone.flush())
 
 
+DIGITS = "zero one two three four five six seven eight nine".split()
+#: Silence around each utterance, as a turn reaches the recognizer (the VAD's margins).
+MARGIN = bytes(2 * 16_000 * 3 // 10)
+
+
 def words(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split())
+    """Lower case, punctuation dropped, each digit a word (Whisper writes "four two seven" as "427")."""
+    spelled = re.sub(r"\d", lambda digit: f" {DIGITS[int(digit.group())]} ", text.lower())
+    return " ".join(re.sub(r"[^\w\s']", " ", spelled).split())
 
 
 def word_error_rates(engine: Any) -> dict[str, Any]:
@@ -66,7 +74,7 @@ def word_error_rates(engine: Any) -> dict[str, Any]:
     truth, wide, narrow = [], [], []
     for voice in VOICES:
         for text in texts:
-            pcm = spoken(engine, text, voice, pause_s=0.0)
+            pcm = MARGIN + spoken(engine, text, voice, pause_s=0.0) + MARGIN
             truth.append(words(text))
             wide.append(words(recognizer.transcribe(pcm)))
             narrow.append(words(recognizer.transcribe(through_the_phone(pcm))))
@@ -127,6 +135,7 @@ async def calls(engine: Any, count: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3, help="phone calls to time (0: none)")
+    parser.add_argument("--no-wer", action="store_true", help="time the calls only")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     from kokoro_endpoint.engines.loader import load_engine
@@ -134,7 +143,8 @@ def main() -> None:
     engine = load_engine("onnx")
     engine.warm_up()
     stamp = {"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "load": os.getloadavg()}
-    print(json.dumps({**word_error_rates(engine), **stamp}), flush=True)
+    if not args.no_wer:
+        print(json.dumps({**word_error_rates(engine), **stamp}), flush=True)
     if args.calls:
         print(json.dumps({**asyncio.run(calls(engine, args.calls)), **stamp}), flush=True)
 
