@@ -79,12 +79,21 @@ def word_error_rates(engine: Any) -> dict[str, Any]:
             wide.append(words(recognizer.transcribe(pcm)))
             narrow.append(words(recognizer.transcribe(through_the_phone(pcm))))
     misses = [(t, w, n) for t, w, n in zip(truth, wide, narrow, strict=True) if w != t or n != t]
+    said = [words(text) for text in BACKCHANNELS]
+    spoken_words = [i for i, t in enumerate(truth) if t not in said]  # the backchannels apart
+
+    def wer(hypotheses: list[str], only: list[int] | None = None) -> float:
+        picked = range(len(truth)) if only is None else only
+        return round(jiwer.wer([truth[i] for i in picked], [hypotheses[i] for i in picked]), 4)
+
     return {
         "part": "wer",
         "utterances": len(truth),
         "voices": list(VOICES),
-        "wer_16k": round(jiwer.wer(truth, wide), 4),
-        "wer_8k_mulaw": round(jiwer.wer(truth, narrow), 4),
+        "wer_16k": wer(wide),
+        "wer_8k_mulaw": wer(narrow),
+        "wer_16k_without_backchannels": wer(wide, spoken_words),
+        "wer_8k_mulaw_without_backchannels": wer(narrow, spoken_words),
         "misses": misses,
     }
 
