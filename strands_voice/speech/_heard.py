@@ -10,7 +10,7 @@ the response is paused (:meth:`DeliveryLog.pause`: the caller may be barging in,
 the pause stops with it) playback stands still: the paused time is not heard. A player that reports what
 it played (a phone line's marks: :meth:`DeliveryLog.confirm`) sets the playback to the end of each sentence
 it confirms, and from then on playback runs at real time no further than the end of the first sentence it
-has not confirmed.
+has not confirmed (for :data:`CONFIRM_GRACE_S` at most: then the clock alone counts again).
 
 After a barge-in the log says which sentences were played in full (``sentences_done``), which one was
 cut (``sentence_cut``) and what was heard (``heard_text``, built by :func:`heard_text`: the sentences
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
@@ -40,6 +40,11 @@ def heard_text(done: Sequence[str], cut_words: Sequence[str] = ()) -> str:
         The pieces joined with single spaces.
     """
     return " ".join(piece.strip() for piece in [*done, *cut_words] if piece.strip())
+
+
+#: Seconds playback waits at the end of a sentence for the player's confirmation before the clock counts
+#: on alone (a phone's mark comes back within a network round trip).
+CONFIRM_GRACE_S: Final = 2.0
 
 
 class DeliveryLog:
@@ -64,6 +69,7 @@ class DeliveryLog:
         self._played_at: float | None = None  # None: nothing delivered yet, playback not started
         self._paused = False
         self._confirmed: set[int] | None = None  # sentences the player confirmed (None: it reports none)
+        self._held_since: float | None = None  # when playback reached an unconfirmed sentence's end
         self.chunks = 0
         #: pcm bytes delivered that the caller keeps (a restarted sentence's void audio is not counted).
         self.pcm_bytes = 0
@@ -78,8 +84,19 @@ class DeliveryLog:
         if not self._paused:
             limit = float(self._offset if self._confirmed is None else self._unconfirmed_end())
             self._played = min(limit, self._played + (now - self._played_at) * BYTES_PER_SECOND)
+            self._waited_for_player(now, limit)
         self._played_at = now
         return self._played
+
+    def _waited_for_player(self, now: float, limit: float) -> None:
+        """A player whose confirmation is :data:`CONFIRM_GRACE_S` late is believed no longer (the clock
+        counts again): a lost mark must not hold the answer's pacing for ever."""
+        if self._confirmed is None or self._played < limit or not self._owed_mark():
+            self._held_since = None
+        elif self._held_since is None:
+            self._held_since = now
+        elif now - self._held_since > CONFIRM_GRACE_S:
+            self._confirmed, self._held_since = None, None
 
     def _unconfirmed_end(self) -> int:
         """Where the first sentence the player has not confirmed ends (what was delivered of it)."""
@@ -88,6 +105,12 @@ class DeliveryLog:
             if sentence not in confirmed:
                 return self._start[sentence] + self._sentence_pcm[sentence]
         return self._offset
+
+    def _owed_mark(self) -> bool:
+        """Whether the first sentence not confirmed is complete (its confirmation is owed, not its audio)."""
+        confirmed = self._confirmed or set()
+        first = next((sentence for sentence in self._order if sentence not in confirmed), None)
+        return first is not None and first in self._texts
 
     def confirm(self, sentence: int) -> None:
         """The player says it has played ``sentence`` to its end (a phone line's mark came back): playback

@@ -276,6 +276,24 @@ def test_a_start_in_another_encoding_is_refused(serve: Any) -> None:
     assert phone.close_code == 1003 and "audio/x-mulaw" in phone.close_reason
 
 
+@pytest.mark.parametrize(
+    ("parameters", "reason"),
+    [({"session_id": "+15551234567"}, "session id"), ({"voice": "no voice!"}, "'voice'")],
+)
+def test_a_start_whose_parameters_the_call_refuses_closes_with_the_reason(
+    serve: Any, parameters: dict[str, str], reason: str
+) -> None:
+    url, _app = serve(HoldingEcho(), ["unused"])
+
+    async def call() -> FakePhone:
+        phone = await FakePhone.dial(url + "/twilio", parameters)
+        await phone.finish()
+        return phone
+
+    phone = asyncio.run(call())
+    assert phone.close_code == 1008 and reason in phone.close_reason
+
+
 BAD_MID_ANSWER = [
     ("text", "not json", 1003, "JSON"),
     ("text", '{"event": "dance"}', 1008, "unknown event 'dance'"),

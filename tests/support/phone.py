@@ -18,10 +18,19 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from strands_voice_protocol.telephony.phone_audio import CallToPhone
 from websockets.asyncio.client import ClientConnection, connect
 
-__all__ = ["FRAME_BYTES", "FRAME_S", "FakePhone"]
+__all__ = [
+    "FRAME_BYTES",
+    "FRAME_S",
+    "FakePhone",
+    "PhoneFigures",
+    "silent_since",
+    "spoken_phone_call",
+    "voiced_span",
+]
 
 FRAME_S = 0.02
 FRAME_BYTES = 160  # 20 ms of μ-law at 8 kHz
@@ -38,6 +47,7 @@ class FakePhone:
     marks_returned: list[str] = field(default_factory=list)
     played_marks: list[tuple[float, str]] = field(default_factory=list)  # returned having been played
     clears: list[float] = field(default_factory=list)
+    silences: list[float] = field(default_factory=list)  # when playing audio stopped (cleared, or ran dry)
     closed: asyncio.Event = field(default_factory=asyncio.Event)
     close_code: int | None = None
     close_reason: str = ""
@@ -101,6 +111,8 @@ class FakePhone:
                     self._buffer.append(str(message["mark"]["name"]))
                 elif event == "clear":
                     self.clears.append(time.monotonic())
+                    if self.playing():
+                        self.silences.append(self.clears[-1])
                     marks = [item for item in self._buffer if isinstance(item, str)]
                     self._buffer.clear()
                     for name in marks:  # Twilio returns the marks of the cleared audio
@@ -130,6 +142,8 @@ class FakePhone:
                 await self._return_mark(name)
             if self._buffer:
                 self.played.append((time.monotonic(), bytes(self._buffer.popleft())))
+                if not self.playing():
+                    self.silences.append(self.played[-1][0] + FRAME_S)  # the last 20 ms ends: dry
             tick += 1
             await asyncio.sleep(max(0.0, start + tick * FRAME_S - time.perf_counter()))
 
@@ -154,3 +168,69 @@ class FakePhone:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def voiced_span(pcm16: bytes, rate: int = 16_000) -> tuple[float, float]:
+    """Where the voice in ``pcm16`` starts and ends (seconds; the first and last sample above -40 dBFS)."""
+    loud = np.flatnonzero(np.abs(np.frombuffer(pcm16, dtype="<i2")) > 328)
+    return (float(loud[0]) / rate, float(loud[-1]) / rate) if loud.size else (0.0, 0.0)
+
+
+def silent_since(phone: FakePhone, after: float) -> float | None:
+    """When the phone stopped playing after ``after`` (cleared, or ran dry; None: it still plays)."""
+    return next((at for at in phone.silences if at > after), None)
+
+
+@dataclass
+class PhoneFigures:
+    """One spoken phone call's times (seconds; None: not seen).
+
+    Attributes:
+        voice_to_voice: From the end of the question's voice to the first answer audio played.
+        barge_silence: From the start of the barge-in's voice to the phone falling silent.
+        barge_answer: From the end of the barge-in's voice to its answer's first audio played.
+    """
+
+    voice_to_voice: float | None
+    barge_silence: float | None
+    barge_answer: float | None
+
+
+async def spoken_phone_call(
+    url: str, question: bytes, barge: bytes, *, heard_s: float = 2.0, parameters: dict[str, str] | None = None
+) -> tuple[FakePhone, PhoneFigures]:
+    """Ask ``question`` (16 kHz speech) at real time, speak ``barge`` ``heard_s`` into the answer, listen
+    until the second answer plays; the times of the call."""
+    phone = await FakePhone.dial(url, parameters)
+    await phone.speak(bytes(16_000))  # a second of line noise first
+    start = time.monotonic()
+    await phone.speak(question)
+    question_end = start + voiced_span(question)[1]
+    await _listen(phone, lambda: len(phone.played) * FRAME_S >= heard_s, 60.0)
+    first_played = phone.played[0][0]
+    barge_at = time.monotonic()
+    await phone.speak(barge)
+    barge_start, barge_end = (barge_at + t for t in voiced_span(barge))
+    first = phone.of("mark")[0]["mark"]["name"].split(".")[0] if phone.of("mark") else ""
+    later = lambda: [n for _, n in phone.played_marks if n.split(".")[0] != first]  # noqa: E731
+    await _listen(phone, lambda: bool(later()), 90.0)  # a later answer's first sentence was played
+    silent = silent_since(phone, barge_start)
+    cut = phone.clears[-1] if phone.clears else barge_start  # the barge-in's clear: answer 1 is gone
+    second = next((at for at, _ in phone.played if at > cut), None)
+    await phone.hang_up()
+    return phone, PhoneFigures(
+        first_played - question_end,
+        None if silent is None else silent - barge_start,
+        None if second is None else second - barge_end,
+    )
+
+
+async def _listen(phone: FakePhone, done: Any, within_s: float) -> None:
+    """Keep the line open (silence at real time) until ``done()``."""
+    deadline = time.monotonic() + within_s
+    while not done():
+        if time.monotonic() > deadline:
+            seen = [m["event"] if m["event"] != "mark" else m["mark"]["name"] for m in phone.received]
+            seen = [event for event in seen if event != "media"]
+            raise AssertionError(f"not done: {seen}; played {phone.played_marks}")
+        await phone.speak(bytes(640))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import EventBuilder
 
-from strands_voice.speech._heard import DeliveryLog
+from strands_voice.speech._heard import CONFIRM_GRACE_S, DeliveryLog
 
 CHUNK = 12_000  # 0.25 s of pcm16 a chunk
 
@@ -83,10 +83,33 @@ def test_a_player_that_confirms_sentences_sets_what_was_heard() -> None:
     assert log.played_s == 0.5
     now[0] = 1.5
     assert log.played_s == 0.8 and log.interrupted_fields()["sentence_cut"] == 1
-    now[0] = 3.0  # no mark for sentence 1 came back: its end is as far as the phone got
+    now[0] = 2.5  # no mark for sentence 1 came back: its end is as far as the phone got
+    assert log.played_s == 1.0 and log.interrupted_fields()["sentences_done"] == [0]
+    now[0] = 3.0
     assert log.played_s == 1.0 and log.interrupted_fields()["sentences_done"] == [0]
     log.confirm(1)
     now[0] = 3.2
     assert round(log.played_s, 3) == 1.2 and log.interrupted_fields()["heard_text"] == "S0. S1."
     log.confirm(7)  # a sentence it never got: nothing
     assert round(log.played_s, 3) == 1.2
+
+
+def test_a_player_that_stops_confirming_is_believed_no_longer() -> None:
+    """A lost mark must not hold the answer for ever: past the grace, the clock counts on alone."""
+    now = [0.0]
+    log = DeliveryLog(lambda seq: CHUNK, clock=lambda: now[0])
+    builder = EventBuilder()
+    for seq in range(4):  # two sentences of 0.5 s
+        log.delivered(builder.audio_chunk(seq=seq, sentence=seq // 2, data=b"x"))
+        if seq % 2:
+            log.delivered(builder.sentence_complete(sentence=seq // 2, text=f"S{seq // 2}.", duration_s=0.5))
+    log.confirm(0)
+    now[0] = 0.6  # the end of sentence 1: held there, waiting for its mark
+    assert log.played_s == 1.0 and log.unplayed_s == 0.0
+    log.delivered(builder.audio_chunk(seq=4, sentence=2, data=b"x"))  # more audio came
+    now[0] = 0.6 + CONFIRM_GRACE_S
+    assert log.played_s == 1.0  # still held: within the grace
+    now[0] = 0.7 + CONFIRM_GRACE_S
+    assert log.played_s == 1.0  # the grace ran out just now: the clock counts from here
+    now[0] = 0.9 + CONFIRM_GRACE_S
+    assert round(log.played_s, 3) == 1.2 and log.interrupted_fields()["sentences_done"] == [0, 1]

@@ -32,6 +32,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from strands_voice_protocol.telephony import twilio
 from strands_voice_protocol.telephony.phone_audio import PhoneToCall
 
+from agentcore_app.conversation import validate_session_id
+
 from ..payload import PayloadError, parse_call_start
 from ._phone_playback import PhonePlayback
 
@@ -103,10 +105,12 @@ class PhoneLine:
                 event = stream.receive(text)
                 if isinstance(event, twilio.Started):
                     parse_call_start({k: v for k, v in _start_frame(event).items() if k != "type"})
+                    if event.custom_parameters.get("session_id"):
+                        validate_session_id(event.custom_parameters["session_id"])
                     return cls(websocket, stream, event)
         except twilio.TwilioProtocolError as error:
             await _close(websocket, error.code, error.reason)
-        except PayloadError as error:
+        except PayloadError as error:  # a refused session id too
             await _close(websocket, status.WS_1008_POLICY_VIOLATION, error.message)
         except TimeoutError:
             await _close(websocket, status.WS_1008_POLICY_VIOLATION, "no 'start' came")
