@@ -6,9 +6,10 @@ is checked as AgentCore checks it, with botocore and a known secret key: a signa
 ``X-Amz-Expires``, ``X-Amz-Signature``). The signature is computed again from the request as received (its
 method, ``Host``, path, query and signed headers) and compared; the date must be within five minutes, a
 presigned URL unexpired, the scope ``<region>/bedrock-agentcore``. Anything else gets HTTP 403 with a JSON
-``message``, as AgentCore answers. A good upgrade is relayed frame by frame to the app's ``/ws`` with the
-session id (header or the presigned URL's parameter) in AgentCore's session header; frames over 32 KB from
-the caller close the connection (1009), as AgentCore's limit does.
+``message``, as AgentCore answers; a session id outside AgentCore's 33 to 256 characters gets 400. A good
+upgrade is relayed frame by frame to the app's ``/ws`` with the session id (header or the presigned URL's
+parameter) in AgentCore's session header; frames over 32 KB from the caller close the connection (1009), as
+AgentCore's limit does.
 """
 
 from __future__ import annotations
@@ -104,6 +105,12 @@ def verify_query(request: Request, region: str, now: datetime.datetime) -> None:
     _same(auth.signature(auth.string_to_sign(aws, canonical), aws), signature)
 
 
+def _session(request: Request) -> str:
+    """The runtime session the upgrade names: the header, or a presigned URL's parameter."""
+    query = dict(parse_qsl(urlsplit(request.path).query))
+    return request.headers.get(SESSION_HEADER) or unquote(query.get(SESSION_HEADER, ""))
+
+
 @dataclass
 class AgentCoreStandIn:
     """The stand-in (module docstring); open it with :meth:`running`.
@@ -143,19 +150,23 @@ class AgentCoreStandIn:
             else:
                 verify_headers(request, self.region, now)
         except (Refused, KeyError, ValueError) as why:
-            self.refused.append(str(why))
-            body = json.dumps({"message": str(why)})
-            response = connection.respond(HTTPStatus.FORBIDDEN, body)
-            response.headers["Content-Type"] = "application/json"
-            return response
+            return self._refuse(connection, HTTPStatus.FORBIDDEN, str(why))
+        session = _session(request)
+        if session and not 33 <= len(session) <= 256:
+            return self._refuse(connection, HTTPStatus.BAD_REQUEST, "runtimeSessionId: 33 to 256 characters")
         return None
+
+    def _refuse(self, connection: ServerConnection, status: HTTPStatus, why: str) -> Response:
+        self.refused.append(why)
+        response = connection.respond(status, json.dumps({"message": why}))
+        response.headers["Content-Type"] = "application/json"
+        return response
 
     async def _call(self, caller: ServerConnection) -> None:
         from strands_voice_tools.runtime.relay import relay
 
         assert caller.request is not None
-        query = dict(parse_qsl(urlsplit(caller.request.path).query))
-        session = caller.request.headers.get(SESSION_HEADER) or unquote(query.get(SESSION_HEADER, ""))
+        session = _session(caller.request)
         self.sessions.append(session)
         self.paths.append(caller.request.path)
         headers = {SESSION_HEADER: session} if session else {}

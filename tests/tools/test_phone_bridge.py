@@ -109,6 +109,10 @@ def test_a_session_named_by_the_twiml_names_the_runtime_session() -> None:
     start["start"]["customParameters"] = {"session_id": named}
     assert session_for(start) == named
     assert session_for(json.loads(START)) == f"twilio-{CALL_SID}"
+    start["start"]["customParameters"] = {"session_id": "caller-15551234567"}
+    short = session_for(start)
+    assert short.startswith("phone-caller-15551234567-") and len(short) >= 33
+    assert session_for(start) == short  # the same name, the same runtime session, call after call
 
 
 def test_the_runtime_closing_closes_the_phone_with_its_code_and_reason() -> None:

@@ -1,15 +1,17 @@
 """``strands-voice phone-bridge --runtime-arn ARN``: Twilio Media Streams to a deployed runtime, signed.
 
-Twilio opens a plain WebSocket to the ``<Stream url>`` of its TwiML: it cannot sign a request with SigV4
-and drops query parameters, so it cannot reach AgentCore's ``/ws`` itself. The bridge accepts Twilio's
-socket on any path, reads Twilio's first frames up to ``start`` (``connected``, then ``start``), opens the
-runtime's ``/ws`` signed in its headers, sends those frames on, and from then on relays frame by frame both
-ways (:func:`~strands_voice_tools.runtime.relay.relay`: each direction a tracked task; a close on either
-side closes the other with its code and reason). The app tells a Twilio stream by its first frame.
+Twilio opens a plain WebSocket to the ``<Stream url>`` of its TwiML: it cannot sign a request with SigV4 and
+drops query parameters, so it cannot reach AgentCore's ``/ws`` itself. The bridge accepts Twilio's socket on
+any path, reads Twilio's first frames up to ``start`` (``connected``, then ``start``), opens the runtime's
+``/ws`` signed in its headers, sends those frames on, and from then on relays frame by frame both ways
+(:func:`~strands_voice_tools.runtime.relay.relay`: each direction a tracked task; a close on either side
+closes the other with its code and reason). The app tells a Twilio stream by its first frame.
 
-The runtime session is ``start.customParameters.session_id`` when the TwiML names one (AgentCore wants 33
-characters or more), else ``twilio-<CallSid>``: one session per call. The bridge keeps nothing beyond the
-call, so any number of copies can run behind a load balancer. ``GET /ping`` answers 200 (its health check).
+The runtime session is ``start.customParameters.session_id`` when the TwiML names one (a shorter name than
+AgentCore's 33 characters becomes ``phone-<name>-<its hash>``, always the same for the same name; the app
+names the conversation by the parameter itself), else ``twilio-<CallSid>``: one session per call. The bridge
+keeps nothing beyond the call, so any number of copies can run behind a load balancer. ``GET /ping`` answers
+200 (its health check).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import signal
@@ -41,6 +44,8 @@ logger = logging.getLogger(__name__)
 _MAX_BEFORE_START: Final = 4
 _START_WITHIN_S: Final = 10.0
 _GRACE_S: Final = 5.0
+#: AgentCore's shortest runtime session id.
+_MIN_SESSION: Final = 33
 
 
 def session_for(start: dict[str, Any]) -> str:
@@ -48,7 +53,11 @@ def session_for(start: dict[str, Any]) -> str:
     details = start.get("start") or {}
     named = (details.get("customParameters") or {}).get("session_id")
     if isinstance(named, str) and named:
-        return named
+        if len(named) >= _MIN_SESSION:
+            return named
+        # The app takes shorter ids (the stream's parameter names its conversation); AgentCore does not:
+        # the same name always maps to the same runtime session.
+        return f"phone-{named}-{hashlib.sha256(named.encode()).hexdigest()[:26]}"
     return f"twilio-{details.get('callSid') or start.get('streamSid') or 'unknown-call'}"
 
 
