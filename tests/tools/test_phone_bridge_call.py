@@ -61,19 +61,23 @@ async def _bridge(app_ws: str) -> AsyncIterator[tuple[str, AgentCoreStandIn, Any
             yield f"ws://127.0.0.1:{port}/stream", stand_in, bridge
 
 
-def test_a_phone_call_through_the_bridge_is_heard_answered_and_its_marks_returned() -> None:
+@pytest.mark.parametrize("session", [SESSION, "caller-15551234567"])  # the second: under AgentCore's 33
+def test_a_phone_call_through_the_bridge_is_heard_answered_and_its_marks_returned(session: str) -> None:
+    from strands_voice_tools.phone_bridge import session_for
+
     async def call(app_ws: str) -> tuple[FakePhone, AgentCoreStandIn, Any]:
         async with _bridge(app_ws) as (url, stand_in, bridge):
-            phone = await FakePhone.dial(url, {"session_id": SESSION})
+            phone = await FakePhone.dial(url, {"session_id": session})
             await _answered(phone)
             await phone.hang_up()
             return phone, stand_in, bridge
 
     with runtime_app([QUESTION]) as (app_ws, app):
         phone, stand_in, bridge = asyncio.run(call(app_ws))
-        agent: Any = app.state.conversations._live[SESSION].agent
+        agent: Any = app.state.conversations._live[session].agent  # the TwiML's name for it
 
-    assert stand_in.refused == [] and stand_in.sessions == [SESSION] and bridge.calls == 1
+    runtime_session = session_for({"start": {"customParameters": {"session_id": session}}})
+    assert stand_in.refused == [] and stand_in.sessions == [runtime_session] and bridge.calls == 1
     media = phone.of("media")
     assert media and all(m["streamSid"] == phone.stream_sid for m in phone.received)
     assert max(len(base64.b64decode(m["media"]["payload"])) for m in media) == 160
