@@ -324,3 +324,20 @@ def test_a_bad_frame_mid_answer_closes_with_a_reason_and_the_agent_keeps_what_wa
     heard = " ".join(SENTENCES[i] for i in sentences_played(phone, time.monotonic()))
     messages = app.state.conversations._live[SESSION].agent.messages
     assert messages[1]["content"][0]["text"] == heard and heard.startswith(SENTENCES[0])
+
+
+def test_ws_takes_a_stream_whose_first_frame_is_start_and_keeps_its_own_session(serve: Any) -> None:
+    """Through a relay the connection names a session (AgentCore's header); without a ``session_id``
+    parameter the call continues that one."""
+    url, app = serve(HoldingEcho(), ["What does it cost?"])
+
+    async def call() -> FakePhone:
+        phone = await FakePhone.dial(f"{url}/ws?session_id={SESSION}", connected=False)
+        await spoken_turn(phone)
+        await phone.hang_up()
+        return phone
+
+    phone = asyncio.run(call())
+    assert phone.played_marks and phone.close_code is not None
+    messages = app.state.conversations._live[SESSION].agent.messages
+    assert "What does it cost?" in str(messages[0]["content"])

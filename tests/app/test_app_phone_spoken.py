@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,7 +67,8 @@ def test_a_phone_caller_is_heard_at_8_khz_answered_and_stop_please_silences_the_
 
     assert len(log.requests) >= 2, log.questions
     assert "premium" in log.questions[0].lower() and "month" in log.questions[0].lower(), log.questions
-    assert "cost" in log.questions[1].lower(), log.questions
+    # The barge-in's words reach the model (one turn, or two when its pause ended a turn on a busy machine).
+    assert "stop" in log.questions[1].lower() and "cost" in " ".join(log.questions[1:]).lower(), log.questions
     assert phone.clears and figures.barge_silence is not None and figures.barge_answer is not None
     remembered = [m for m in log.requests[1].body["messages"] if m["role"] == "assistant"]
     assert len(remembered) == 1 and ANSWER not in str(remembered[0])  # only what the phone played
@@ -75,6 +77,15 @@ def test_a_phone_caller_is_heard_at_8_khz_answered_and_stop_please_silences_the_
         f"first answer audio played); barge-in: silent {figures.barge_silence * 1000:.0f} ms after "
         f"'{BARGE}' began; its answer played {figures.barge_answer * 1000:.0f} ms after it ended"
     )
+
+
+def played_out(phone: FakePhone) -> bool:
+    """Every mark sent was played, nothing waits, and nothing came for 3 s (longer than a pause is held
+    before it is decided): the answer is over."""
+    played = {name for _, name in phone.played_marks}
+    sent = {m["mark"]["name"] for m in phone.of("mark")}
+    quiet = time.monotonic() - phone.received[-1]["_at"] > 3.0
+    return bool(sent) and quiet and not phone.playing() and sent <= played
 
 
 def test_an_uh_huh_over_the_answer_does_not_cut_it(phone_app: tuple[str, Any], onnx_engine: Any) -> None:
@@ -88,9 +99,8 @@ def test_an_uh_huh_over_the_answer_does_not_cut_it(phone_app: tuple[str, Any], o
         while len(phone.played) < 100:  # two seconds of the answer played
             await phone.speak(bytes(640))
         await phone.speak(backchannel)
-        marks = lambda: {name.split(".")[1] for _, name in phone.played_marks}  # noqa: E731
-        for _ in range(3000):  # until the answer's three sentences were played (a minute at most)
-            if len(marks()) == 3 and not phone.playing():
+        for _ in range(3000):  # until the answer was played to its end (a minute at most)
+            if played_out(phone):
                 break
             await phone.speak(bytes(640))
         await phone.hang_up()
@@ -98,5 +108,6 @@ def test_an_uh_huh_over_the_answer_does_not_cut_it(phone_app: tuple[str, Any], o
 
     phone = asyncio.run(call())
     assert len(log.requests) == asked + 1, log.questions[asked:]  # no second turn
-    assert {name.split(".")[1] for _, name in phone.played_marks} == {"0", "1", "2"}
+    sent = {m["mark"]["name"].split(".")[1] for m in phone.of("mark")}
+    assert len(sent) >= 3 and {name.split(".")[1] for _, name in phone.played_marks} == sent
     assert voiced_span(backchannel)[1] > 0
