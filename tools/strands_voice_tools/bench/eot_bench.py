@@ -1,0 +1,204 @@
+"""The eot-bench measure, ours: false cut-offs against delay for the verdict, Smart Turn alone and a timer.
+
+Every system decides, at each judged pause of a turn, the silence after which it ends the turn (its
+*wait*; a decision made as the pause is judged comes at the judging moment, 64 ms into it). Replayed over
+the labelled set's recorded evidence (:mod:`strands_voice_tools.bench.eot_evidence`):
+
+- a turn is **cut off** when a system ends it at a ``hold`` pause that lasted longer than its wait (the
+  caller was going on), or at its ``end`` pause before the caller's last sound;
+- otherwise its **delay** is the wait at the ``end`` pause, from the caller's last sound.
+
+Each system is swept over its settings: the silence timer over its timeout; Smart Turn alone over its
+threshold (ending the turn at or above it, after a least silence, itself swept as Pipecat's VAD stop
+time is) and the timeout that ends a turn below it; the verdict over a
+factor on all its waits and its open-turn limit. The figures, as livekit/eot-bench gives them: the false
+cut-off rate (cut turns / turns) at a 300 ms and a 500 ms budget (the fewest cut-offs of the settings whose
+mean delay is within it) and the mean delay at 5 % false cut-offs (the least delay of the settings that
+cut at most 5 %). Computed, not timed: the live system adds the judging's compute (the recognition of the
+turn so far, Smart Turn) to a decision made at once; ``bench --talk``'s calls measure that.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from strands_voice.listen import THRESHOLDS, judge_turn
+from strands_voice_tools.bench.eot_evidence import Evidence, TurnEvidence
+
+__all__ = ["SYSTEMS", "Outcome", "eot_figures", "format_eot", "replay", "sweep"]
+
+#: The listener's open-turn limit (``ListenSettings.incomplete_silence_s``).
+OPEN_LIMIT_S: Final = 2.0
+BUDGETS_S: Final = (0.3, 0.5)
+MAX_CUT: Final = 0.05
+
+#: A system at one setting: the wait at a pause (0: at once, when judged).
+Wait = Callable[[Evidence], float]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one setting of a system did over the set."""
+
+    setting: float | tuple[float, ...]
+    cut: int
+    turns: int
+    delays: tuple[float, ...]
+
+    @property
+    def cut_rate(self) -> float:
+        """Cut turns / turns."""
+        return self.cut / self.turns if self.turns else 0.0
+
+    @property
+    def mean_delay(self) -> float:
+        """The mean delay of the turns not cut (inf when every turn was cut)."""
+        return statistics.fmean(self.delays) if self.delays else math.inf
+
+
+def replay(turns: Sequence[TurnEvidence], wait: Wait) -> tuple[int, list[float]]:
+    """The cut turns and the delays of the others, for one setting's ``wait``."""
+    cut, delays = 0, []
+    for turn in turns:
+        for pause in turn.pauses:
+            fire = max(pause.judged_at_s, wait(pause))
+            if pause.label == "hold":
+                if fire < pause.silence_s:
+                    cut += 1
+                    break
+                continue
+            if fire < pause.speech_after_s:
+                cut += 1
+            else:
+                delays.append(fire - pause.speech_after_s)
+    return cut, delays
+
+
+def _timer(timeout: float) -> Wait:
+    return lambda _pause: timeout
+
+
+def _smart_turn(least: float, threshold: float, timeout: float) -> Wait:
+    return lambda pause: least if pause.p_audio >= threshold else timeout
+
+
+def _verdict(factor: float) -> Wait:
+    thresholds = THRESHOLDS.scaled(factor)
+
+    def wait(pause: Evidence) -> float:
+        verdict = judge_turn(pause.p_audio, pause.words, fall=pause.fall, thresholds=thresholds)
+        if verdict.wait_s is None:
+            return 0.0 if verdict.complete else OPEN_LIMIT_S * factor
+        return verdict.wait_s
+
+    return wait
+
+
+_TIMEOUTS: Final = tuple(round(0.1 + 0.05 * step, 2) for step in range(49))  # 0.1 .. 2.5 s
+_THRESHOLDS: Final = tuple(round(0.05 * step, 2) for step in range(1, 20))
+_LEAST: Final = (0.0, 0.1, 0.2, 0.3)  # the silence Smart Turn waits for before it may end a turn
+_FACTORS: Final = tuple(round(float(f), 3) for f in np.geomspace(0.2, 5.0, 33))
+#: Each system's settings and its wait at each.
+SYSTEMS: Final[dict[str, Callable[[], list[tuple[Any, Wait]]]]] = {
+    "verdict": lambda: [(factor, _verdict(factor)) for factor in _FACTORS],
+    "smart_turn": lambda: [
+        ((least, threshold, timeout), _smart_turn(least, threshold, timeout))
+        for least in _LEAST
+        for threshold in _THRESHOLDS
+        for timeout in _TIMEOUTS
+    ],
+    "silence": lambda: [(timeout, _timer(timeout)) for timeout in _TIMEOUTS],
+}
+
+
+def sweep(turns: Sequence[TurnEvidence], system: str) -> list[Outcome]:
+    """Every setting of ``system`` replayed over ``turns``."""
+    outcomes = []
+    for setting, wait in SYSTEMS[system]():
+        cut, delays = replay(turns, wait)
+        outcomes.append(Outcome(setting, cut, len(turns), tuple(delays)))
+    return outcomes
+
+
+def _figures(outcomes: list[Outcome]) -> dict[str, Any]:
+    figures: dict[str, Any] = {}
+    for budget in BUDGETS_S:
+        within = [o for o in outcomes if o.mean_delay <= budget]
+        best = min(within, key=lambda o: (o.cut_rate, o.mean_delay)) if within else None
+        figures[f"cut_at_{round(budget * 1000)}ms"] = None if best is None else round(best.cut_rate, 3)
+    safe = [o for o in outcomes if o.cut_rate <= MAX_CUT]
+    best = min(safe, key=lambda o: o.mean_delay) if safe else None
+    figures["delay_at_5pct_s"] = None if best is None else round(best.mean_delay, 3)
+    figures["setting_at_5pct"] = None if best is None else best.setting
+    return figures
+
+
+def _shipped(turns: Sequence[TurnEvidence]) -> dict[str, Any]:
+    """The verdict as shipped (factor 1), over all turns and per source."""
+    out: dict[str, Any] = {}
+    for group, members in (
+        ("all", list(turns)),
+        ("human", [t for t in turns if t.human]),
+        ("endpoint", [t for t in turns if not t.human]),
+    ):
+        if not members:
+            continue
+        cut, delays = replay(members, _verdict(1.0))
+        out[group] = {
+            "turns": len(members),
+            "cut": cut,
+            "mean_delay_s": round(statistics.fmean(delays), 3) if delays else None,
+            "median_delay_s": round(statistics.median(delays), 3) if delays else None,
+            "max_delay_s": round(max(delays), 3) if delays else None,
+            "within_500ms": sum(d <= 0.5 for d in delays),
+        }
+    return out
+
+
+def eot_figures(turns: Sequence[TurnEvidence]) -> dict[str, Any]:
+    """The figures of every system side by side, and the shipped verdict's own (JSON-ready)."""
+    holds = sum(p.label == "hold" for t in turns for p in t.pauses)
+    return {
+        "turns": len(turns),
+        "human_turns": sum(t.human for t in turns),
+        "hold_pauses": holds,
+        "systems": {name: _figures(sweep(turns, name)) for name in SYSTEMS},
+        "shipped_verdict": _shipped(turns),
+    }
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{1000 * value:.0f} ms"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.0f} %"
+
+
+def format_eot(figures: dict[str, Any]) -> str:
+    """The figures as a table."""
+    lines = [
+        f"End of turn (eot-bench measure): {figures['turns']} turns ({figures['human_turns']} human), "
+        f"{figures['hold_pauses']} hold pauses",
+        "",
+        f"{'system':<12} {'cut @300 ms':>12} {'cut @500 ms':>12} {'delay @5 % cut':>15}",
+    ]
+    for name, f in figures["systems"].items():
+        lines.append(
+            f"{name:<12} {_pct(f['cut_at_300ms']):>12} {_pct(f['cut_at_500ms']):>12} "
+            f"{_ms(f['delay_at_5pct_s']):>15}"
+        )
+    lines.append("")
+    for group, f in figures["shipped_verdict"].items():
+        lines.append(
+            f"verdict as shipped, {group}: {f['cut']}/{f['turns']} cut, delay mean "
+            f"{_ms(f['mean_delay_s'])}, median {_ms(f['median_delay_s'])}, max {_ms(f['max_delay_s'])}, "
+            f"{f['within_500ms']} ended within 500 ms"
+        )
+    return "\n".join(lines)
