@@ -15,7 +15,7 @@ without them a :class:`~strands_voice_protocol.errors.MissingDependencyError` sa
 
 from __future__ import annotations
 
-from strands_voice.listen._detector import TurnDetector
+from strands_voice.listen._detector import JudgeTurn, TurnDetector
 from strands_voice.listen._end_of_turn import THRESHOLDS, Thresholds, Verdict, judge_turn
 from strands_voice.listen._events import (
     EndedBy,
@@ -47,6 +47,7 @@ __all__ = [
     "EndOfTurn",
     "EndOfTurnMode",
     "EndedBy",
+    "JudgeTurn",
     "ListenEvent",
     "ListenSettings",
     "Listener",

@@ -11,6 +11,7 @@ session core's style); the events a move emits depend on the move alone:
   than ``min_speech_s``, a cough); onset + ``min_speech_s`` of it -> speaking (:class:`SpeechStarted`, at
   its first frame);
 - speaking + silence -> paused (:class:`SpeechPaused`); paused + speech -> speaking (:class:`SpeechResumed`);
+  a frame between the thresholds keeps the state, but no silence timer counts it as silence;
 - after ``speculate_after_s`` of a pause, :class:`JudgeTurn` (once per pause): the listener starts the
   speculative recognition and, with ``end_of_turn="model"``, the turn-end model; a complete verdict ends
   the turn now (:class:`TurnEnded` by ``model``), another may name the silence that ends it (``wait_s``:
@@ -131,7 +132,9 @@ class TurnDetector:
         )
         frame_start = self.position
         self.position += self._frame
-        if kind is not SpeechInput.SILENCE and self.state in (SpeechState.ONSET, SpeechState.SPEAKING):
+        # A frame the VAD is unsure of is not silence: in a pause it holds the silence timer back (the
+        # caller's last, quieter words are often such frames; ending the turn on them would cut them off).
+        if kind is not SpeechInput.SILENCE and self.state is not SpeechState.IDLE:
             self._last_speech_end = self.position
         out = self._move(kind, frame_start)
         if self.state is SpeechState.ONSET and self.position - self._start >= self._min_speech:

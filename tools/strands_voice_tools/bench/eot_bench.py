@@ -1,17 +1,18 @@
 """The eot-bench measure, ours: false cut-offs against delay for the verdict, Smart Turn alone and a timer.
 
-Every system decides, at each judged pause of a turn, the silence after which it ends the turn (its
-*wait*; a decision made as the pause is judged comes at the judging moment, 64 ms into it). Replayed over
-the labelled set's recorded evidence (:mod:`strands_voice_tools.bench.eot_evidence`):
+Every system decides, at each pause the listener's detector judges, the silence after which it ends the
+turn (its *wait*). The detector itself is replayed over each turn of the labelled set (its recorded VAD
+probabilities, frame by frame), the system's wait handed to it the moment it judges a pause, from the
+evidence recorded there (:mod:`strands_voice_tools.bench.eot_evidence`):
 
-- a turn is **cut off** when a system ends it at a ``hold`` pause that lasted longer than its wait (the
-  caller was going on), or at its ``end`` pause before the caller's last sound;
-- otherwise its **delay** is the wait at the ``end`` pause, from the caller's last sound.
+- a turn is **cut off** when the detector ends it before the caller's last sound (at a ``hold`` pause,
+  one the caller went on after);
+- otherwise its **delay** is from the caller's last sound to the turn's end.
 
 Each system is swept over its settings: the silence timer over its timeout; Smart Turn alone over its
-threshold (ending the turn at or above it, after a least silence, itself swept as Pipecat's VAD stop
-time is) and the timeout that ends a turn below it; the verdict over a
-factor on all its waits and its open-turn limit. The figures, as livekit/eot-bench gives them: the false
+threshold (ending the turn at or above it) and the timeout that ends a turn below it; the verdict over a
+factor on its waits and its open-turn limit; both also over the least silence after which a turn judged
+complete ends (Pipecat's VAD stop time). The figures, as livekit/eot-bench gives them: the false
 cut-off rate (cut turns / turns) at a 300 ms and a 500 ms budget (the fewest cut-offs of the settings whose
 mean delay is within it) and the mean delay at 5 % false cut-offs (the least delay of the settings that
 cut at most 5 %). Computed, not timed: the live system adds the judging's compute (the recognition of the
@@ -20,6 +21,7 @@ turn so far, Smart Turn) to a decision made at once; ``bench --talk``'s calls me
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -28,18 +30,20 @@ from typing import Any, Final
 
 import numpy as np
 
-from strands_voice.listen import THRESHOLDS, judge_turn
+from strands_voice.listen import THRESHOLDS, JudgeTurn, ListenSettings, TurnDetector, TurnEnded, judge_turn
 from strands_voice_tools.bench.eot_evidence import Evidence, TurnEvidence
 
-__all__ = ["SYSTEMS", "Outcome", "eot_figures", "format_eot", "replay", "sweep"]
+__all__ = ["SYSTEMS", "Outcome", "eot_figures", "format_eot", "replay", "sweep", "verdict_wait"]
 
 #: The listener's open-turn limit (``ListenSettings.incomplete_silence_s``).
 OPEN_LIMIT_S: Final = 2.0
 BUDGETS_S: Final = (0.3, 0.5)
 MAX_CUT: Final = 0.05
 
-#: A system at one setting: the wait at a pause (0: at once, when judged).
+#: A system at one setting: the silence that ends the turn, from the evidence at a pause.
 Wait = Callable[[Evidence], float]
+#: The detector's own open-turn limit in a replay: never (every system names its wait).
+_NEVER_S: Final = 60.0
 
 
 @dataclass(frozen=True)
@@ -62,21 +66,36 @@ class Outcome:
         return statistics.fmean(self.delays) if self.delays else math.inf
 
 
+def _replay_turn(turn: TurnEvidence, wait: Wait, settings: ListenSettings) -> float | None:
+    """The turn's delay under ``wait`` (None: cut off), the detector fed its VAD probabilities."""
+    detector = TurnDetector(settings, judged_by_model=True)
+    seconds_per_frame = settings.frame_samples / settings.sample_rate
+    for probability in turn.probabilities:
+        events: list[Any] = detector.feed(probability)
+        for event in list(events):
+            if isinstance(event, JudgeTurn) and event.pause <= len(turn.pauses):
+                evidence = turn.pauses[event.pause - 1]
+                events += detector.judged(event.pause, False, evidence.p_audio, wait(evidence))
+        for event in events:
+            if isinstance(event, TurnEnded):
+                ended = detector.position / settings.sample_rate
+                if ended < turn.speech_end_s - seconds_per_frame:
+                    return None  # ended while the caller was still going on
+                return max(0.0, ended - turn.speech_end_s)
+    return None  # never ended: the caller would have been cut at the turn limit
+
+
 def replay(turns: Sequence[TurnEvidence], wait: Wait) -> tuple[int, list[float]]:
-    """The cut turns and the delays of the others, for one setting's ``wait``."""
+    """The cut turns and the delays of the others, for one setting's ``wait``: the listener's detector
+    replayed over each turn, a verdict handed to it the moment it asks for one."""
+    settings = ListenSettings(incomplete_silence_s=_NEVER_S)
     cut, delays = 0, []
     for turn in turns:
-        for pause in turn.pauses:
-            fire = max(pause.judged_at_s, wait(pause))
-            if pause.label == "hold":
-                if fire < pause.silence_s:
-                    cut += 1
-                    break
-                continue
-            if fire < pause.speech_after_s:
-                cut += 1
-            else:
-                delays.append(fire - pause.speech_after_s)
+        delay = _replay_turn(turn, wait, settings)
+        if delay is None:
+            cut += 1
+        else:
+            delays.append(delay)
     return cut, delays
 
 
@@ -88,8 +107,12 @@ def _smart_turn(least: float, threshold: float, timeout: float) -> Wait:
     return lambda pause: least if pause.p_audio >= threshold else timeout
 
 
-def _verdict(factor: float) -> Wait:
+def verdict_wait(factor: float = 1.0, least: float | None = None) -> Wait:
+    """The verdict's wait at every pause, its waits scaled by ``factor`` and the least silence of a
+    complete turn ``least`` (1 and None: as shipped)."""
     thresholds = THRESHOLDS.scaled(factor)
+    if least is not None:
+        thresholds = dataclasses.replace(thresholds, complete_wait_s=least)
 
     def wait(pause: Evidence) -> float:
         verdict = judge_turn(pause.p_audio, pause.words, fall=pause.fall, thresholds=thresholds)
@@ -102,11 +125,14 @@ def _verdict(factor: float) -> Wait:
 
 _TIMEOUTS: Final = tuple(round(0.1 + 0.05 * step, 2) for step in range(49))  # 0.1 .. 2.5 s
 _THRESHOLDS: Final = tuple(round(0.05 * step, 2) for step in range(1, 20))
-_LEAST: Final = (0.0, 0.1, 0.2, 0.3)  # the silence Smart Turn waits for before it may end a turn
+#: The least silence after which a system may end a turn it judges complete (Pipecat's VAD stop time).
+_LEAST: Final = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 _FACTORS: Final = tuple(round(float(f), 3) for f in np.geomspace(0.2, 5.0, 33))
 #: Each system's settings and its wait at each.
 SYSTEMS: Final[dict[str, Callable[[], list[tuple[Any, Wait]]]]] = {
-    "verdict": lambda: [(factor, _verdict(factor)) for factor in _FACTORS],
+    "verdict": lambda: [
+        ((least, factor), verdict_wait(factor, least)) for least in _LEAST for factor in _FACTORS
+    ],
     "smart_turn": lambda: [
         ((least, threshold, timeout), _smart_turn(least, threshold, timeout))
         for least in _LEAST
@@ -149,7 +175,7 @@ def _shipped(turns: Sequence[TurnEvidence]) -> dict[str, Any]:
     ):
         if not members:
             continue
-        cut, delays = replay(members, _verdict(1.0))
+        cut, delays = replay(members, verdict_wait(1.0))
         out[group] = {
             "turns": len(members),
             "cut": cut,
@@ -163,7 +189,7 @@ def _shipped(turns: Sequence[TurnEvidence]) -> dict[str, Any]:
 
 def eot_figures(turns: Sequence[TurnEvidence]) -> dict[str, Any]:
     """The figures of every system side by side, and the shipped verdict's own (JSON-ready)."""
-    holds = sum(p.label == "hold" for t in turns for p in t.pauses)
+    holds = sum(t.holds for t in turns)
     return {
         "turns": len(turns),
         "human_turns": sum(t.human for t in turns),

@@ -8,74 +8,138 @@ the end pitch), once. The decisions of every system are then computed from these
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from strands_voice.listen import final_fall
-from strands_voice_tools.bench.eot_set import Turn, pauses
+from strands_voice_tools.bench.eot_set import Turn, listen_through
+from strands_voice_tools.bench.turn_set import RATE
+from strands_voice_tools.machine import load_average
 
-__all__ = ["Evidence", "TurnEvidence", "gather"]
+__all__ = ["Evidence", "TurnEvidence", "bench_eot", "gather"]
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """One judged pause.
+    """What the listener knows when it judges one pause.
 
     Attributes:
-        label: ``hold`` or ``end``.
-        silence_s: How long the silence lasted.
-        judged_at_s: The silence when the listener judges it.
         words: The recognizer's text of the turn up to the pause (None: its check did not trust it, and
             the listener judges without words).
         p_audio: Smart Turn's probability that the turn is complete.
         fall: The end pitch against the turn's register, semitones (None: too little voice).
-        speech_after_s: For the end pause: how much of its silence was still speech (see
-            :class:`~strands_voice_tools.bench.eot_set.Pause`).
     """
 
-    label: str
-    silence_s: float
-    judged_at_s: float
     words: str | None
     p_audio: float
     fall: float | None
-    speech_after_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class TurnEvidence:
-    """A turn of the set and its judged pauses (the last one labelled ``end``)."""
+    """A turn of the set: the detector's input (its VAD probabilities) and the evidence at each pause it
+    judges (by pause number).
+
+    Attributes:
+        name: Where it comes from.
+        human: Said by a person.
+        text: What was said.
+        probabilities: The VAD's speech probability of every frame.
+        pauses: The evidence at pause 1, 2, ... (index 0 is pause 1).
+        speech_end_s: When the caller's last sound ends.
+        holds: The pauses judged before it (the caller went on).
+        final_words: The recognizer's (checked) text of the whole turn.
+    """
 
     name: str
     human: bool
     text: str
+    probabilities: tuple[float, ...]
     pauses: tuple[Evidence, ...]
+    speech_end_s: float
+    holds: int
     final_words: str
+
+
+def _recognized(recognizer: Any, audio: np.ndarray[Any, Any]) -> str | None:
+    pcm16 = (np.clip(audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
+    recognized = recognizer.recognize(pcm16)
+    return recognized.text if recognized.trusted else None
 
 
 def gather(turns: list[Turn], vad: Any, turn_model: Any, recognizer: Any) -> list[TurnEvidence]:
     """The evidence at every pause of ``turns`` (blocking: minutes on a laptop)."""
     out: list[TurnEvidence] = []
     for turn in turns:
-        records = []
-        for pause in pauses(turn, vad):
-            pcm16 = (np.clip(pause.audio, -1.0, 1.0) * 32767).astype("<i2").tobytes()
-            recognized = recognizer.recognize(pcm16)
-            records.append(
+        heard = listen_through(turn, vad)
+        pauses = []
+        for _number, at in heard.judged:
+            audio = heard.audio_until(at)
+            pauses.append(
                 Evidence(
-                    pause.label,
-                    pause.silence_s,
-                    pause.judged_at_s,
-                    recognized.text if recognized.trusted else None,
-                    float(turn_model.probability(pause.audio)),
-                    final_fall(pause.audio),
-                    pause.speech_after_s,
+                    _recognized(recognizer, audio), float(turn_model.probability(audio)), final_fall(audio)
                 )
             )
-        if records:
-            out.append(
-                TurnEvidence(turn.name, turn.human, turn.text, tuple(records), records[-1].words or "")
+        final = (
+            _recognized(recognizer, heard.audio[heard.start : round(heard.speech_end_s * RATE) + 8000]) or ""
+        )
+        out.append(
+            TurnEvidence(
+                turn.name,
+                turn.human,
+                turn.text,
+                heard.probabilities,
+                tuple(pauses),
+                heard.speech_end_s,
+                heard.holds,
+                final,
             )
+        )
     return out
+
+
+def bench_eot(engine: Any, voices: tuple[str, ...], progress: Callable[[str], None]) -> dict[str, Any]:
+    """``bench --talk``'s end-of-turn figures: the labelled set (the endpoint's ``voices`` and the human
+    recordings where installed), its evidence gathered once, every system replayed over it."""
+    from strands_voice.listen import SileroVad, SmartTurn, WhisperRecognizer
+    from strands_voice_tools.bench.eot_bench import eot_figures
+    from strands_voice_tools.bench.eot_set import endpoint_turns, human_turns
+
+    humans = human_turns()
+    if not humans:
+        progress("no human recordings: `apt-get install asterisk-core-sounds-en-wav` adds them")
+    turns = [*humans, *endpoint_turns(engine, voices)]
+    progress(f"end of turn: gathering the evidence at every pause of {len(turns)} turns")
+    evidence = gather(turns, SileroVad(), SmartTurn(), WhisperRecognizer())
+    figures = eot_figures(evidence)
+    figures["load_average"] = load_average()
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The end-of-turn figures alone (``bench --talk`` prints them after its calls)."""
+    import argparse
+    import json
+
+    from strands_voice_tools.bench.eot_bench import format_eot
+    from strands_voice_tools.bench.turn_set import VOICES
+    from strands_voice_tools.demo import load_tts_engine
+
+    parser = argparse.ArgumentParser(prog="python -m strands_voice_tools.bench.eot_evidence")
+    parser.add_argument("--voices", type=int, default=len(VOICES), help="how many of the endpoint's voices")
+    parser.add_argument("--json", type=str, default=None, help="write the figures here")
+    args = parser.parse_args(argv)
+    figures = bench_eot(load_tts_engine(), VOICES[: args.voices], print)
+    print(format_eot(figures))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(figures, out, indent=2)
+            out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,10 +10,10 @@ Two sources, each turn a recording of one caller's turn at 16 kHz:
   recordings (a digit every 0.1 s, the groups 0.8 s apart). Absent when the package is not installed
   (``apt-get install asterisk-core-sounds-en-wav``).
 
-:func:`pauses` replays the listener's detector (Silero VAD, frame by frame) over a turn and its trailing
-silence: every pause it would judge inside the turn is labelled ``hold``, the last one ``end``; each keeps
-how long the silence lasted (until the caller spoke again) and the turn's audio up to the moment the
-listener judges it.
+:func:`listen_through` runs the listener's VAD (Silero, frame by frame) and detector over a turn between
+silences once, and keeps what a replay of the detector needs: every frame's speech probability, the pauses
+the detector judges and where. A pause judged before the caller's last sound is a ``hold`` (the caller went
+on), the pause after it the ``end``.
 """
 
 from __future__ import annotations
@@ -24,25 +24,23 @@ import re
 import wave
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 from strands_voice_protocol.audio.resample import resample_linear
 
-from strands_voice.listen import ListenSettings, TurnDetector
-from strands_voice.listen._detector import JudgeTurn
-from strands_voice.listen._events import SpeechPaused, SpeechResumed, SpeechStarted, TurnEnded
+from strands_voice.listen import JudgeTurn, ListenSettings, SpeechStarted, TurnDetector, TurnEnded
 from strands_voice_tools.bench.turn_set import PAUSE_S, PAUSED, QUESTIONS, RATE, spoken
 
 __all__ = [
     "ASTERISK_DIR",
     "DIGIT_GROUPS",
     "HUMAN_PROMPTS",
-    "Pause",
+    "Heard",
     "Turn",
     "endpoint_turns",
     "human_turns",
-    "pauses",
+    "listen_through",
 ]
 
 ASTERISK_DIR: Final = Path("/usr/share/asterisk/sounds/en")
@@ -111,23 +109,31 @@ class Turn:
 
 
 @dataclass(frozen=True)
-class Pause:
-    """A pause the listener judges inside a turn.
+class Heard:
+    """What the listener's detector meets in a turn (its VAD run once): enough to replay the detector.
 
     Attributes:
-        label: ``hold`` (the caller went on) or ``end`` (the turn's last pause).
-        silence_s: How long the silence lasted (the end pause: the whole trailing silence).
-        audio: The turn's audio up to the moment the listener judges the pause (float32, 16 kHz).
-        judged_at_s: The silence at that moment.
-        speech_after_s: For the end pause: how much of its "silence" was still the turn's speech (the
-            VAD unsure of the last words); a turn ended before that is cut off.
+        probabilities: The VAD's speech probability of every frame, the turn with silence around it.
+        judged: Each pause the detector judges (in order): its number and the sample it is judged at.
+        start: The first sample of the turn's audio as the listener keeps it (its pre-roll included).
+        speech_end_s: When the caller's last sound ends (s from the first frame).
+        audio: The samples (float32, 16 kHz).
     """
 
-    label: Literal["hold", "end"]
-    silence_s: float
+    probabilities: tuple[float, ...]
+    judged: tuple[tuple[int, int], ...]
+    start: int
+    speech_end_s: float
     audio: np.ndarray[Any, Any]
-    judged_at_s: float
-    speech_after_s: float = 0.0
+
+    def audio_until(self, sample: int) -> np.ndarray[Any, Any]:
+        """The turn's audio up to ``sample`` (what the listener judges a pause on)."""
+        return self.audio[self.start : sample].copy()
+
+    @property
+    def holds(self) -> int:
+        """The pauses judged before the caller's last sound (the caller went on after them)."""
+        return sum(at / RATE < self.speech_end_s for _, at in self.judged)
 
 
 def _read_wav(path: Path) -> bytes:
@@ -184,51 +190,27 @@ def endpoint_turns(engine: Any, voices: tuple[str, ...]) -> list[Turn]:
     ]
 
 
-def pauses(turn: Turn, vad: Any, settings: ListenSettings | None = None) -> list[Pause]:
-    """The pauses the listener's detector judges in ``turn`` (see the module docstring).
-
-    A pause is the detector's: its silence runs until a frame of speech (frames the VAD is unsure of
-    count as silence, as they do for the detector). The pause whose silence reaches the turn's last
-    sound is its ``end``; one that starts before it (the last words were unsure frames) keeps how much of
-    it was still speech in ``speech_after_s``.
-    """
+def listen_through(turn: Turn, vad: Any, settings: ListenSettings | None = None) -> Heard:
+    """Run the VAD and the detector (no verdicts) over ``turn`` between silences (see :class:`Heard`)."""
     settings = dataclasses.replace(settings or ListenSettings(), incomplete_silence_s=_TAIL_S - 0.5)
     detector = TurnDetector(settings, judged_by_model=True)
     frame = settings.frame_samples
     lead = bytes(2 * round(settings.pre_roll_s * RATE))
     pcm = lead + turn.pcm16 + bytes(2 * round(_TAIL_S * RATE))
     audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
-    speech_end = (len(lead) + len(turn.pcm16)) // 2
     vad.reset()
-    start, paused_at = 0, 0
-    judged: list[tuple[int, int]] = []  # (pause start, judged at), samples
-    resumed: list[int] = []
+    probabilities: list[float] = []
+    judged: list[tuple[int, int]] = []
+    start = 0
     for index in range(audio.size // frame):
-        events = detector.feed(vad.probability(audio[index * frame : (index + 1) * frame]))
+        probabilities.append(float(vad.probability(audio[index * frame : (index + 1) * frame])))
+        events = detector.feed(probabilities[-1])
         for event in events:
             if isinstance(event, SpeechStarted):
                 start = max(0, round(event.at_s * RATE) - settings.samples(settings.pre_roll_s))
-            elif isinstance(event, SpeechPaused):
-                paused_at = round(event.at_s * RATE)
             elif isinstance(event, JudgeTurn):
-                judged.append((paused_at, (index + 1) * frame))
-            elif isinstance(event, SpeechResumed):
-                resumed.append(round(event.at_s * RATE))
+                judged.append((event.pause, (index + 1) * frame))
         if any(isinstance(event, TurnEnded) for event in events):
             break
-    out: list[Pause] = []
-    for pause_start, at in judged:
-        until = next((r for r in resumed if r > at), audio.size)
-        last = until >= speech_end
-        out.append(
-            Pause(
-                "end" if last else "hold",
-                (until - pause_start) / RATE,
-                audio[start:at].copy(),
-                (at - pause_start) / RATE,
-                max(0, speech_end - pause_start) / RATE if last else 0.0,
-            )
-        )
-        if last:
-            break
-    return out
+    speech_end_s = (len(lead) + len(turn.pcm16)) / 2 / RATE
+    return Heard(tuple(probabilities), tuple(judged), start, speech_end_s, audio)
