@@ -19,6 +19,10 @@ from support.spoken import feed_settled, silence, speak_16k
 
 from strands_voice.listen import Listener, ListenEvent, Transcript, TurnEnded
 
+# Whisper and Smart Turn at every pause of twenty recordings: half a minute on an idle laptop, more on a
+# busy one.
+pytestmark = pytest.mark.timeout(900)
+
 _NUMBERS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
 _NUMBERS |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
 

@@ -256,7 +256,7 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
 
 def _end_of_turn_figures(quick: bool) -> dict[str, Any]:
     """The eot-bench figures on the labelled set (the endpoint's voices: one with ``quick``)."""
-    from strands_voice_tools.bench.eot_evidence import bench_eot
+    from strands_voice_tools.bench.eot_bench import bench_eot
     from strands_voice_tools.bench.turn_set import VOICES
     from strands_voice_tools.demo import load_tts_engine
 

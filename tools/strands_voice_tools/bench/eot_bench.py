@@ -31,9 +31,20 @@ from typing import Any, Final
 import numpy as np
 
 from strands_voice.listen import THRESHOLDS, JudgeTurn, ListenSettings, TurnDetector, TurnEnded, judge_turn
-from strands_voice_tools.bench.eot_evidence import Evidence, TurnEvidence
+from strands_voice_tools.bench.eot_evidence import Evidence, TurnEvidence, gather
+from strands_voice_tools.machine import load_average
 
-__all__ = ["SYSTEMS", "Outcome", "eot_figures", "format_eot", "replay", "sweep", "verdict_wait"]
+__all__ = [
+    "SYSTEMS",
+    "Outcome",
+    "bench_eot",
+    "eot_figures",
+    "format_eot",
+    "main",
+    "replay",
+    "sweep",
+    "verdict_wait",
+]
 
 #: The listener's open-turn limit (``ListenSettings.incomplete_silence_s``).
 OPEN_LIMIT_S: Final = 2.0
@@ -228,3 +239,45 @@ def format_eot(figures: dict[str, Any]) -> str:
             f"{f['within_500ms']} ended within 500 ms"
         )
     return "\n".join(lines)
+
+
+def bench_eot(engine: Any, voices: tuple[str, ...], progress: Callable[[str], None]) -> dict[str, Any]:
+    """``bench --talk``'s end-of-turn figures: the labelled set (the endpoint's ``voices`` and the human
+    recordings where installed), its evidence gathered once, every system replayed over it."""
+    from strands_voice.listen import SileroVad, SmartTurn, WhisperRecognizer
+    from strands_voice_tools.bench.eot_set import endpoint_turns, human_turns
+
+    humans = human_turns()
+    if not humans:
+        progress("no human recordings: `apt-get install asterisk-core-sounds-en-wav` adds them")
+    turns = [*humans, *endpoint_turns(engine, voices)]
+    progress(f"end of turn: gathering the evidence at every pause of {len(turns)} turns")
+    evidence = gather(turns, SileroVad(), SmartTurn(), WhisperRecognizer())
+    figures = eot_figures(evidence)
+    figures["load_average"] = load_average()
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The end-of-turn figures alone (``bench --talk`` prints them after its calls)."""
+    import argparse
+    import json
+
+    from strands_voice_tools.bench.turn_set import VOICES
+    from strands_voice_tools.demo import load_tts_engine
+
+    parser = argparse.ArgumentParser(prog="python -m strands_voice_tools.bench.eot_bench")
+    parser.add_argument("--voices", type=int, default=len(VOICES), help="how many of the endpoint's voices")
+    parser.add_argument("--json", type=str, default=None, help="write the figures here")
+    args = parser.parse_args(argv)
+    figures = bench_eot(load_tts_engine(), VOICES[: args.voices], print)
+    print(format_eot(figures))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(figures, out, indent=2)
+            out.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -8,7 +8,6 @@ the end pitch), once. The decisions of every system are then computed from these
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,9 +16,8 @@ import numpy as np
 from strands_voice.listen import final_fall
 from strands_voice_tools.bench.eot_set import Turn, listen_through
 from strands_voice_tools.bench.turn_set import RATE
-from strands_voice_tools.machine import load_average
 
-__all__ = ["Evidence", "TurnEvidence", "bench_eot", "gather"]
+__all__ = ["Evidence", "TurnEvidence", "gather"]
 
 
 @dataclass(frozen=True)
@@ -99,47 +97,3 @@ def gather(turns: list[Turn], vad: Any, turn_model: Any, recognizer: Any) -> lis
             )
         )
     return out
-
-
-def bench_eot(engine: Any, voices: tuple[str, ...], progress: Callable[[str], None]) -> dict[str, Any]:
-    """``bench --talk``'s end-of-turn figures: the labelled set (the endpoint's ``voices`` and the human
-    recordings where installed), its evidence gathered once, every system replayed over it."""
-    from strands_voice.listen import SileroVad, SmartTurn, WhisperRecognizer
-    from strands_voice_tools.bench.eot_bench import eot_figures
-    from strands_voice_tools.bench.eot_set import endpoint_turns, human_turns
-
-    humans = human_turns()
-    if not humans:
-        progress("no human recordings: `apt-get install asterisk-core-sounds-en-wav` adds them")
-    turns = [*humans, *endpoint_turns(engine, voices)]
-    progress(f"end of turn: gathering the evidence at every pause of {len(turns)} turns")
-    evidence = gather(turns, SileroVad(), SmartTurn(), WhisperRecognizer())
-    figures = eot_figures(evidence)
-    figures["load_average"] = load_average()
-    return figures
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The end-of-turn figures alone (``bench --talk`` prints them after its calls)."""
-    import argparse
-    import json
-
-    from strands_voice_tools.bench.eot_bench import format_eot
-    from strands_voice_tools.bench.turn_set import VOICES
-    from strands_voice_tools.demo import load_tts_engine
-
-    parser = argparse.ArgumentParser(prog="python -m strands_voice_tools.bench.eot_evidence")
-    parser.add_argument("--voices", type=int, default=len(VOICES), help="how many of the endpoint's voices")
-    parser.add_argument("--json", type=str, default=None, help="write the figures here")
-    args = parser.parse_args(argv)
-    figures = bench_eot(load_tts_engine(), VOICES[: args.voices], print)
-    print(format_eot(figures))
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(figures, out, indent=2)
-            out.write("\n")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
