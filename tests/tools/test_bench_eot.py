@@ -28,7 +28,14 @@ def turn(
     speech_end = 0.5 + sum(speech for speech, _ in parts) + sum(silence for _, silence in parts[:-1])
     probabilities += [0.0] * frames(3.0)
     return TurnEvidence(
-        name, human, "", tuple(probabilities), tuple(pauses), frames(speech_end) * FRAME_S, len(parts) - 1, ""
+        name,
+        human,
+        "",
+        tuple(probabilities),
+        dict(enumerate(pauses, 1)),
+        frames(speech_end) * FRAME_S,
+        len(parts) - 1,
+        "",
     )
 
 

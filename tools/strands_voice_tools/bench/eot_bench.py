@@ -22,6 +22,7 @@ turn so far, Smart Turn) to a decision made at once; ``bench --talk``'s calls me
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -54,7 +55,7 @@ MAX_CUT: Final = 0.05
 #: A system at one setting: the silence that ends the turn, from the evidence at a pause.
 Wait = Callable[[Evidence], float]
 #: The detector's own open-turn limit in a replay: never (every system names its wait).
-_NEVER_S: Final = 60.0
+_NEVER_S: Final = 12.0
 
 
 @dataclass(frozen=True)
@@ -81,11 +82,13 @@ def _replay_turn(turn: TurnEvidence, wait: Wait, settings: ListenSettings) -> fl
     """The turn's delay under ``wait`` (None: cut off), the detector fed its VAD probabilities."""
     detector = TurnDetector(settings, judged_by_model=True)
     seconds_per_frame = settings.frame_samples / settings.sample_rate
-    for probability in turn.probabilities:
+    # The recorded silence after the turn, then more of it for a system that waits longer.
+    silence_after = [0.0] * round(_NEVER_S / seconds_per_frame)
+    for probability in itertools.chain(turn.probabilities, silence_after):
         events: list[Any] = detector.feed(probability)
         for event in list(events):
-            if isinstance(event, JudgeTurn) and event.pause <= len(turn.pauses):
-                evidence = turn.pauses[event.pause - 1]
+            if isinstance(event, JudgeTurn) and event.pause in turn.pauses:
+                evidence = turn.pauses[event.pause]
                 events += detector.judged(event.pause, False, evidence.p_audio, wait(evidence))
         for event in events:
             if isinstance(event, TurnEnded):
@@ -93,13 +96,13 @@ def _replay_turn(turn: TurnEvidence, wait: Wait, settings: ListenSettings) -> fl
                 if ended < turn.speech_end_s - seconds_per_frame:
                     return None  # ended while the caller was still going on
                 return max(0.0, ended - turn.speech_end_s)
-    return None  # never ended: the caller would have been cut at the turn limit
+    return None  # never ended: cut at the turn limit
 
 
 def replay(turns: Sequence[TurnEvidence], wait: Wait) -> tuple[int, list[float]]:
     """The cut turns and the delays of the others, for one setting's ``wait``: the listener's detector
     replayed over each turn, a verdict handed to it the moment it asks for one."""
-    settings = ListenSettings(incomplete_silence_s=_NEVER_S)
+    settings = ListenSettings(incomplete_silence_s=_NEVER_S, max_turn_s=_NEVER_S + 30.0)
     cut, delays = 0, []
     for turn in turns:
         delay = _replay_turn(turn, wait, settings)
@@ -241,9 +244,15 @@ def format_eot(figures: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def bench_eot(engine: Any, voices: tuple[str, ...], progress: Callable[[str], None]) -> dict[str, Any]:
+def bench_eot(
+    engine: Any, voices: tuple[str, ...], progress: Callable[[str], None], evidence_path: str | None = None
+) -> dict[str, Any]:
     """``bench --talk``'s end-of-turn figures: the labelled set (the endpoint's ``voices`` and the human
-    recordings where installed), its evidence gathered once, every system replayed over it."""
+    recordings where installed), its evidence gathered once (or read back from ``evidence_path``, a pickle
+    this function wrote), every system replayed over it."""
+    import pickle
+    from pathlib import Path
+
     from strands_voice.listen import SileroVad, SmartTurn, WhisperRecognizer
     from strands_voice_tools.bench.eot_set import endpoint_turns, human_turns
 
@@ -251,8 +260,14 @@ def bench_eot(engine: Any, voices: tuple[str, ...], progress: Callable[[str], No
     if not humans:
         progress("no human recordings: `apt-get install asterisk-core-sounds-en-wav` adds them")
     turns = [*humans, *endpoint_turns(engine, voices)]
-    progress(f"end of turn: gathering the evidence at every pause of {len(turns)} turns")
-    evidence = gather(turns, SileroVad(), SmartTurn(), WhisperRecognizer())
+    kept = Path(evidence_path) if evidence_path else None
+    if kept is not None and kept.is_file():
+        evidence = pickle.loads(kept.read_bytes())
+    else:
+        progress(f"end of turn: gathering the evidence at every pause of {len(turns)} turns")
+        evidence = gather(turns, SileroVad(), SmartTurn(), WhisperRecognizer())
+        if kept is not None:
+            kept.write_bytes(pickle.dumps(evidence))
     figures = eot_figures(evidence)
     figures["load_average"] = load_average()
     return figures
@@ -269,8 +284,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m strands_voice_tools.bench.eot_bench")
     parser.add_argument("--voices", type=int, default=len(VOICES), help="how many of the endpoint's voices")
     parser.add_argument("--json", type=str, default=None, help="write the figures here")
+    parser.add_argument("--evidence", type=str, default=None, help="keep the gathered evidence here (reused)")
     args = parser.parse_args(argv)
-    figures = bench_eot(load_tts_engine(), VOICES[: args.voices], print)
+    figures = bench_eot(load_tts_engine(), VOICES[: args.voices], print, args.evidence)
     print(format_eot(figures))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

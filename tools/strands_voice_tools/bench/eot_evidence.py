@@ -46,7 +46,8 @@ class TurnEvidence:
         human: Said by a person.
         text: What was said.
         probabilities: The VAD's speech probability of every frame.
-        pauses: The evidence at pause 1, 2, ... (index 0 is pause 1).
+        pauses: The evidence at each pause the detector judged, by the pause's number (a pause too short to
+            be judged has a number too).
         speech_end_s: When the caller's last sound ends.
         holds: The pauses judged before it (the caller went on).
         final_words: The recognizer's (checked) text of the whole turn.
@@ -56,7 +57,7 @@ class TurnEvidence:
     human: bool
     text: str
     probabilities: tuple[float, ...]
-    pauses: tuple[Evidence, ...]
+    pauses: dict[int, Evidence]
     speech_end_s: float
     holds: int
     final_words: str
@@ -73,27 +74,22 @@ def gather(turns: list[Turn], vad: Any, turn_model: Any, recognizer: Any) -> lis
     out: list[TurnEvidence] = []
     for turn in turns:
         heard = listen_through(turn, vad)
-        pauses = []
-        for _number, at in heard.judged:
+        pauses = {}
+        for number, at in heard.judged:
             audio = heard.audio_until(at)
-            pauses.append(
-                Evidence(
-                    _recognized(recognizer, audio), float(turn_model.probability(audio)), final_fall(audio)
-                )
-            )
-        final = (
-            _recognized(recognizer, heard.audio[heard.start : round(heard.speech_end_s * RATE) + 8000]) or ""
+            words = _recognized(recognizer, audio)
+            pauses[number] = Evidence(words, float(turn_model.probability(audio)), final_fall(audio))
+        whole = heard.audio_until(round(heard.speech_end_s * RATE) + RATE // 2)
+        final = _recognized(recognizer, whole) or ""
+        evidence = TurnEvidence(
+            turn.name,
+            turn.human,
+            turn.text,
+            heard.probabilities,
+            pauses,
+            heard.speech_end_s,
+            heard.holds,
+            final,
         )
-        out.append(
-            TurnEvidence(
-                turn.name,
-                turn.human,
-                turn.text,
-                heard.probabilities,
-                tuple(pauses),
-                heard.speech_end_s,
-                heard.holds,
-                final,
-            )
-        )
+        out.append(evidence)
     return out
