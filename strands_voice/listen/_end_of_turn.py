@@ -4,7 +4,8 @@ Audio alone is not enough: Smart Turn judges "I would like to know," complete (i
 human reader's finished statement incomplete. Words alone are not either: a recognizer writes a final
 period after nearly everything. So the verdict reads both, and says how much more silence ends the turn
 (``wait_s``; None leaves it to the open-turn limit, ``incomplete_silence_s``). "Now" below is
-:attr:`Thresholds.complete_wait_s` of silence, shorter than the judging itself takes on a laptop:
+:attr:`Thresholds.complete_wait_s` of silence (:attr:`Thresholds.question_wait_s` for a question), about
+what the judging itself takes on a laptop:
 
 1. words that stop where an utterance cannot (:func:`~strands_voice.listen._words.unfinished`: a trailing
    comma, a conjunction, a preposition, an article, "I would like to know") -> the open-turn limit,
@@ -50,7 +51,9 @@ class Thresholds:
         number_wait_s: Silence that ends a turn that stops on a number being dictated (longer than the
             pause between its groups).
         complete_wait_s: The least silence that ends even a complete turn: a caller's breath between two
-            sentences is shorter (and on a fast machine the verdict comes before it is over).
+            sentences, or at a comma the recognizer wrote as a period, is shorter (and on a fast machine
+            the verdict comes before it is over).
+        question_wait_s: The same for a finished question (a caller rarely goes on after one).
     """
 
     complete_p: float = 0.5
@@ -60,7 +63,8 @@ class Thresholds:
     finished_wait_s: float = 0.3
     unmarked_wait_s: float = 0.45
     number_wait_s: float = 1.1
-    complete_wait_s: float = 0.2
+    complete_wait_s: float = 0.25
+    question_wait_s: float = 0.2
 
     def scaled(self, factor: float) -> Thresholds:
         """These thresholds with every wait multiplied by ``factor`` (the bench's sweep of the verdict)."""
@@ -70,6 +74,7 @@ class Thresholds:
             unmarked_wait_s=self.unmarked_wait_s * factor,
             number_wait_s=self.number_wait_s * factor,
             complete_wait_s=self.complete_wait_s * factor,
+            question_wait_s=self.question_wait_s * factor,
         )
 
 
@@ -125,7 +130,7 @@ def judge_turn(
         return Verdict(False, min(p_audio, 0.1))
     if asks(text):
         if p_audio >= t.question_p:
-            return Verdict(True, max(p_audio, 0.9), t.complete_wait_s)
+            return Verdict(True, max(p_audio, 0.9), t.question_wait_s)
         return Verdict(False, p_audio, t.finished_wait_s)
     fell = fall is not None and fall <= t.fall_st and p_audio >= t.fall_p
     if sure or (fell and text[-1] in ".!"):

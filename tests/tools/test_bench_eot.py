@@ -68,10 +68,10 @@ SET = [
 def test_the_verdict_cuts_no_one_here_and_ends_the_statement_within_a_breath() -> None:
     cut, delays = replay(SET, verdict_wait(1.0))
     assert cut == 0
-    assert delays[0] == pytest.approx(0.2, abs=2 * FRAME_S)
-    assert delays[1] == pytest.approx(0.2, abs=2 * FRAME_S)
+    assert delays[0] == pytest.approx(THRESHOLDS.complete_wait_s, abs=2 * FRAME_S)
+    assert delays[1] == pytest.approx(THRESHOLDS.complete_wait_s, abs=2 * FRAME_S)
     assert delays[2] == pytest.approx(THRESHOLDS.number_wait_s, abs=2 * FRAME_S)  # a number may go on
-    assert delays[3] == pytest.approx(0.2, abs=2 * FRAME_S)
+    assert delays[3] == pytest.approx(THRESHOLDS.question_wait_s, abs=2 * FRAME_S)
 
 
 def test_smart_turn_alone_cuts_the_paused_sentence_and_the_number_when_it_is_fast() -> None:

@@ -98,7 +98,7 @@ def test_words_left_open_wait_for_the_open_turn_limit(words: str) -> None:
 def test_a_complete_turn_still_waits_out_a_breath_between_sentences() -> None:
     verdict = judge_turn(0.99, "Please leave your message after the tone.")
     assert verdict.complete and verdict.wait_s == THRESHOLDS.complete_wait_s
-    assert 0.1 <= THRESHOLDS.complete_wait_s <= 0.25
+    assert 0.1 <= THRESHOLDS.question_wait_s <= THRESHOLDS.complete_wait_s <= 0.3
 
 
 def test_without_words_only_a_sure_audio_ends_the_turn() -> None:

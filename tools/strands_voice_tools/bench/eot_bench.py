@@ -126,7 +126,7 @@ def verdict_wait(factor: float = 1.0, least: float | None = None) -> Wait:
     complete turn ``least`` (1 and None: as shipped)."""
     thresholds = THRESHOLDS.scaled(factor)
     if least is not None:
-        thresholds = dataclasses.replace(thresholds, complete_wait_s=least)
+        thresholds = dataclasses.replace(thresholds, complete_wait_s=least, question_wait_s=least)
 
     def wait(pause: Evidence) -> float:
         verdict = judge_turn(pause.p_audio, pause.words, fall=pause.fall, thresholds=thresholds)
