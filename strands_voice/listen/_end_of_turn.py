@@ -64,7 +64,7 @@ class Thresholds:
     unmarked_wait_s: float = 0.45
     number_wait_s: float = 1.1
     complete_wait_s: float = 0.25
-    question_wait_s: float = 0.2
+    question_wait_s: float = 0.15
 
     def scaled(self, factor: float) -> Thresholds:
         """These thresholds with every wait multiplied by ``factor`` (the bench's sweep of the verdict)."""
