@@ -15,8 +15,8 @@ without them a :class:`~strands_voice_protocol.errors.MissingDependencyError` sa
 
 from __future__ import annotations
 
-from strands_voice.listen._detector import TurnDetector
-from strands_voice.listen._end_of_turn import Verdict, judge_turn
+from strands_voice.listen._detector import JudgeTurn, TurnDetector
+from strands_voice.listen._end_of_turn import THRESHOLDS, Thresholds, Verdict, judge_turn
 from strands_voice.listen._events import (
     EndedBy,
     EndOfTurn,
@@ -32,6 +32,7 @@ from strands_voice.listen._events import (
     TurnTooLong,
 )
 from strands_voice.listen._listener import DEFAULT, Listener
+from strands_voice.listen._pitch import final_fall, pitch_track
 from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
 from strands_voice.listen._settings import EndOfTurnMode, ListenSettings
 from strands_voice.listen._transcribe import TranscribeRecognizer
@@ -42,9 +43,11 @@ from strands_voice.listen._words import asks, interrupts, is_backchannel, unfini
 
 __all__ = [
     "DEFAULT",
+    "THRESHOLDS",
     "EndOfTurn",
     "EndOfTurnMode",
     "EndedBy",
+    "JudgeTurn",
     "ListenEvent",
     "ListenSettings",
     "Listener",
@@ -59,6 +62,7 @@ __all__ = [
     "SpeechPaused",
     "SpeechResumed",
     "SpeechStarted",
+    "Thresholds",
     "TranscribeRecognizer",
     "Transcript",
     "TurnDetector",
@@ -70,9 +74,11 @@ __all__ = [
     "WhisperRecognizer",
     "asks",
     "default_turn_model",
+    "final_fall",
     "interrupts",
     "is_backchannel",
     "judge_turn",
+    "pitch_track",
     "unfinished",
     "whisper_model_dir",
 ]

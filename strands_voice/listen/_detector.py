@@ -11,9 +11,12 @@ session core's style); the events a move emits depend on the move alone:
   than ``min_speech_s``, a cough); onset + ``min_speech_s`` of it -> speaking (:class:`SpeechStarted`, at
   its first frame);
 - speaking + silence -> paused (:class:`SpeechPaused`); paused + speech -> speaking (:class:`SpeechResumed`);
+  a frame between the thresholds keeps the state, but no silence timer counts it as silence;
 - after ``speculate_after_s`` of a pause, :class:`JudgeTurn` (once per pause): the listener starts the
   speculative recognition and, with ``end_of_turn="model"``, the turn-end model; a complete verdict ends
-  the turn now (:class:`TurnEnded` by ``model``);
+  the turn now (:class:`TurnEnded` by ``model``), another may name the silence that ends it (``wait_s``:
+  the words end a sentence but the sound is unsure), which ends it by ``model`` once the pause lasts that
+  long;
 - the silence timer ends a paused turn (by ``silence``): ``end_silence_s`` without the model,
   ``incomplete_silence_s`` while the model has not judged it complete;
 - ``max_turn_s`` of a turn ends it (:class:`TurnTooLong`, then :class:`TurnEnded` by ``max_turn``).
@@ -113,6 +116,7 @@ class TurnDetector:
         self.pause = 0  # the current pause's number (a verdict for an older one is stale)
         self._judging = False  # JudgeTurn sent for the current pause
         self._p: float | None = None  # the model's probability for the current pause
+        self._verdict_limit: int | None = None  # the silence the current pause's verdict ends the turn at
 
     def _seconds(self, samples: int) -> float:
         return samples / self._rate
@@ -128,7 +132,9 @@ class TurnDetector:
         )
         frame_start = self.position
         self.position += self._frame
-        if kind is not SpeechInput.SILENCE and self.state in (SpeechState.ONSET, SpeechState.SPEAKING):
+        # A frame the VAD is unsure of is not silence: in a pause it holds the silence timer back (the
+        # caller's last, quieter words are often such frames; ending the turn on them would cut them off).
+        if kind is not SpeechInput.SILENCE and self.state is not SpeechState.IDLE:
             self._last_speech_end = self.position
         out = self._move(kind, frame_start)
         if self.state is SpeechState.ONSET and self.position - self._start >= self._min_speech:
@@ -142,12 +148,22 @@ class TurnDetector:
             out += self._pause_goes_on()
         return out
 
-    def judged(self, pause: int, complete: bool, p: float | None) -> list[Detected]:
-        """The turn-end model's verdict on pause ``pause``: complete ends the turn now (if still paused)."""
+    def judged(
+        self, pause: int, complete: bool, p: float | None, wait_s: float | None = None
+    ) -> list[Detected]:
+        """The verdict on pause ``pause`` (stale once the caller spoke again): ``wait_s``, if given, is the
+        silence that ends the turn (now, if the pause already lasted that long); a complete verdict
+        without it ends the turn now."""
         if self.state is not SpeechState.PAUSED or pause != self.pause:
             return []  # the caller spoke again, or the turn already ended: stale
         self._p = p
-        return self._end("model", self._last_speech_end) if complete else []
+        if complete and wait_s is None:
+            return self._end("model", self._last_speech_end)
+        if wait_s is not None:
+            self._verdict_limit = round(wait_s * self._rate)
+            if self.position - self._last_speech_end >= self._verdict_limit:
+                return self._end("model", self._last_speech_end)
+        return []
 
     # --- moves ----------------------------------------------------------------------------------------
 
@@ -167,7 +183,7 @@ class TurnDetector:
             return [SpeechStarted(self._seconds(self._start))]
         if after is SpeechState.PAUSED:
             self.pause += 1
-            self._judging, self._p = False, None
+            self._judging, self._p, self._verdict_limit = False, None, None
             return [SpeechPaused(self._seconds(frame_start))]
         if after is SpeechState.SPEAKING:
             return [SpeechResumed(self._seconds(frame_start))]
@@ -179,7 +195,9 @@ class TurnDetector:
         if not self._judging and silence >= self._judge_after:
             self._judging = True
             out.append(JudgeTurn(self.pause))
-        if silence >= self._silence_limit:
+        if self._verdict_limit is not None and silence >= self._verdict_limit:
+            out += self._end("model", self._last_speech_end)
+        elif silence >= self._silence_limit:
             out += self._end("silence", self._last_speech_end)
         return out
 

@@ -39,6 +39,7 @@ from strands_voice.listen._events import (
     Transcript,
     TurnEnded,
 )
+from strands_voice.listen._pitch import final_fall
 from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
 from strands_voice.listen._settings import ListenSettings
 from strands_voice.listen._turn_model import TurnModel, default_turn_model
@@ -50,6 +51,8 @@ __all__ = ["DEFAULT", "Listener", "recognition_failed"]
 logger = logging.getLogger(__name__)
 
 _CLOSE_GRACE_S: Final = 5.0
+#: Why a turn whose words the recognizer's check did not trust is asked again, not answered.
+UNTRUSTED: Final = "the recognized words could not be trusted (a repetition loop, or more than was said)"
 
 
 class _Default:
@@ -182,7 +185,7 @@ class Listener:
         self, pause: int, stream: RecognitionStream | None, audio: np.ndarray[Any, Any]
     ) -> None:
         model = self.turn_model
-        judging = asyncio.create_task(asyncio.to_thread(model.probability, audio)) if model else None
+        judging = asyncio.create_task(asyncio.to_thread(_sound, model, audio)) if model else None
         words: Recognized | None = None
         try:
             if stream is not None:
@@ -192,13 +195,20 @@ class Listener:
                 self._partial(words.text, words.confidence)
             if judging is None:
                 return
-            p_audio = await judging
+            p_audio, fall = await judging
         finally:
             if judging is not None and not judging.done():
                 judging.cancel()
-        verdict = judge_turn(p_audio, words.text if words is not None else None, self.settings.language)
-        logger.debug("pause=<%d>, complete=<%s>, p=<%.2f> | pause judged", pause, verdict.complete, verdict.p)
-        for event in self._detector.judged(pause, verdict.complete, verdict.p):
+        text = words.text if words is not None and words.trusted else None
+        verdict = judge_turn(p_audio, text, self.settings.language, fall=fall)
+        logger.debug(
+            "pause=<%d>, complete=<%s>, p=<%.2f>, wait_s=<%s> | pause judged",
+            pause,
+            verdict.complete,
+            verdict.p,
+            verdict.wait_s,
+        )
+        for event in self._detector.judged(pause, verdict.complete, verdict.p, verdict.wait_s):
             await self._detected(event)
 
     async def _feed_stream(self, pcm16: bytes) -> None:
@@ -279,7 +289,14 @@ async def _finish(stream: RecognitionStream, end_of_turn: EndOfTurn) -> ListenEv
         with contextlib.suppress(Exception):
             await stream.aclose()
     logger.debug("chars=<%d>, by=<%s> | turn recognized", len(words.text), end_of_turn.by)
+    if not words.trusted:
+        return recognition_failed(RecognitionError("internal", UNTRUSTED, retryable=True))
     return Transcript(words.text, final=True, confidence=words.confidence, end_of_turn=end_of_turn)
+
+
+def _sound(model: TurnModel, audio: np.ndarray[Any, Any]) -> tuple[float, float | None]:
+    """What the turn's audio says (blocking): the turn-end model's probability and the end pitch."""
+    return model.probability(audio), final_fall(audio)
 
 
 async def _ready(event: ListenEvent) -> ListenEvent:

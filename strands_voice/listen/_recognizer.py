@@ -19,10 +19,13 @@ __all__ = ["RecognitionStream", "Recognized", "Recognizer"]
 
 @dataclass(frozen=True)
 class Recognized:
-    """Recognized words: the text and how sure the engine is of it (0..1; None when it does not say)."""
+    """Recognized words: the text, how sure the engine is of it (0..1; None when it does not say), and
+    whether the text may be answered (False: the recognizer's check found it invented, e.g. a repetition
+    loop; the turn is asked again, never answered)."""
 
     text: str
     confidence: float | None = None
+    trusted: bool = True
 
 
 class RecognitionStream(Protocol):

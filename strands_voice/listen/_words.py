@@ -5,6 +5,7 @@ own lists uses the English ones.
 
 - :func:`unfinished`: the words stop where a sentence cannot (a trailing comma, "... to", "... is", "and",
   "I would like to know", a number still being read): the caller is pausing, not done.
+- :func:`dictating`: the words stop on a number still being read (digits or a number word last).
 - :func:`asks`: the words end a question.
 - :func:`is_backchannel`: the words are only a listener's feedback ("uh-huh", "mm-hmm", "right", "yeah",
   "okay"): said over an answer they ask it to go on, not to stop.
@@ -27,6 +28,7 @@ __all__ = [
     "TurnWords",
     "asks",
     "backchannel_prompt",
+    "dictating",
     "interrupts",
     "is_backchannel",
     "turn_words",
@@ -49,6 +51,7 @@ class TurnWords:
     open_endings: frozenset[str]
     open_phrases: re.Pattern[str]
     backchannel_prompt: str
+    number_words: frozenset[str] = frozenset()
 
 
 @functools.cache
@@ -61,6 +64,7 @@ def _all_languages() -> dict[str, TurnWords]:
             frozenset(lists["open_endings"]),
             re.compile(lists["open_phrases"]),
             lists["backchannel_prompt"],
+            frozenset(lists.get("number_words", ())),
         )
         for language, lists in raw.items()
     }
@@ -90,8 +94,19 @@ def unfinished(text: str, language: str = "en") -> bool:
     lists = turn_words(language)
     if words[-1] in lists.open_endings or lists.open_phrases.search(" ".join(words)):
         return True
-    # A number still being read ("my order number is 4 2 7"): digits last, and no question asked.
-    return bool(_NUMBER_END.search(stripped.rstrip(".!"))) and not stripped.endswith("?")
+    return dictating(stripped, language)
+
+
+def dictating(text: str, language: str = "en") -> bool:
+    """Whether ``text`` stops on a number still being read ("my order number is 4 2 7", "four one five,"):
+    digits or a number word last, and no question asked."""
+    stripped = text.strip()
+    if not stripped or stripped.endswith("?"):
+        return False
+    if _NUMBER_END.search(stripped.rstrip(".!")):
+        return True
+    words = words_of(stripped)
+    return bool(words) and words[-1] in turn_words(language).number_words
 
 
 def asks(text: str) -> bool:

@@ -32,7 +32,9 @@ class HeldStream:
 
     def __init__(self, number: int, fail: str = "") -> None:
         self.number = number
-        self.fail = fail  # "feed" or "finish": where this turn's recognition breaks
+        self.fail = (
+            fail  # "feed" or "finish": where this turn's recognition breaks; "invent": untrusted words
+        )
         self.fed = 0
         self.closed = False
         self.release = asyncio.Event()
@@ -60,6 +62,8 @@ class HeldStream:
         await self.release.wait()
         if self.fail == "finish":
             raise ValueError("the engine broke")
+        if self.fail == "invent":  # what the recognizer's check makes of "five five" written as twenty 5s
+            return Recognized(" ".join(["5"] * 20), 0.4, trusted=False)
         return Recognized(f"turn {self.number}")
 
     async def aclose(self) -> None:
@@ -67,7 +71,7 @@ class HeldStream:
 
 
 class HeldRecognizer:
-    """Turn n's stream fails where ``failures[n]`` says ("open", "feed", "finish"; "" it works)."""
+    """Turn n's stream fails where ``failures[n]`` says ("open", "feed", "finish", "invent"; "" it works)."""
 
     def __init__(self, failures: tuple[str, ...] = ()) -> None:
         self.streams: list[HeldStream] = []

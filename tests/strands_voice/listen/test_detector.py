@@ -90,6 +90,33 @@ def test_with_the_model_an_incomplete_turn_waits_for_the_longer_silence() -> Non
     assert ended == [(28, TurnEnded(0.0, s(10), s(42), EndOfTurn("silence", 0.12)))]
 
 
+def test_a_verdict_that_names_a_wait_ends_the_turn_once_the_pause_lasts_that_long() -> None:
+    settings = ListenSettings(min_speech_s=0.2, incomplete_silence_s=2.0)
+    detector = TurnDetector(settings, judged_by_model=True)
+    run(detector, [0.9] * 10 + [0.0] * 3)
+    assert detector.judged(1, complete=False, p=0.3, wait_s=0.3) == []  # 3 frames = 0.096 s so far
+    ended = [(i, e) for i, e in run(detector, [0.0] * 20) if isinstance(e, TurnEnded)]
+    # 0.3 s = 9.4 frames of silence: the 10th silent frame, index 6 here (3 fed before), by the verdict.
+    assert ended == [(6, TurnEnded(0.0, s(10), s(20), EndOfTurn("model", 0.3)))]
+
+
+def test_a_wait_already_passed_when_the_verdict_comes_ends_the_turn_at_once() -> None:
+    detector = TurnDetector(SETTINGS, judged_by_model=True)
+    run(detector, [0.9] * 10 + [0.0] * 8)  # 0.256 s of silence before the verdict arrives
+    assert detector.judged(1, complete=True, p=0.8, wait_s=0.2) == [
+        TurnEnded(0.0, s(10), s(18), EndOfTurn("model", 0.8))
+    ]
+
+
+def test_a_wait_belongs_to_its_pause_the_caller_going_on_clears_it() -> None:
+    settings = ListenSettings(min_speech_s=0.2, incomplete_silence_s=2.0)
+    detector = TurnDetector(settings, judged_by_model=True)
+    run(detector, [0.9] * 10 + [0.0] * 3)
+    detector.judged(1, complete=False, p=0.3, wait_s=0.3)
+    events = [e for _, e in run(detector, [0.9] * 5 + [0.0] * 30)]  # went on, then 0.96 s of silence
+    assert not any(isinstance(e, TurnEnded) for e in events)
+
+
 def test_probabilities_between_the_thresholds_keep_the_state() -> None:
     detector = TurnDetector(SETTINGS)
     events = [event for _, event in run(detector, [0.9] * 8 + [0.4] * 40)]

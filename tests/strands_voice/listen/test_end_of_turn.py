@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from strands_voice.listen import asks, interrupts, is_backchannel, judge_turn, unfinished
+from strands_voice.listen import THRESHOLDS, asks, interrupts, is_backchannel, judge_turn, unfinished
+from strands_voice.listen._words import dictating
 
 # What Whisper wrote for the endpoint's own voice cut ~0.1 s into a pause, and Smart Turn's p for that
 # audio: the sentences people break at a comma, and whole questions and statements.
@@ -47,6 +48,70 @@ def test_without_words_the_audio_decides_and_a_question_raises_p() -> None:
     assert judge_turn(0.7, None).complete and not judge_turn(0.3, None).complete
     assert judge_turn(0.45, "Is it free?").p == 0.9
     assert judge_turn(0.45, "It is free.").p == 0.45
+
+
+# Each kind of utterance at a pause, with what the sound said: (words, Smart Turn's p, end pitch fall).
+# Smart Turn scores a human reader's finished statement low; the words and a falling voice end it.
+ENDS_WITHIN_HALF_A_SECOND = [
+    ("Your message has been saved.", 0.2, -6.1),  # a statement, voice fallen
+    ("Your call cannot be completed as dialed.", 0.3, None),  # a statement, pitch unknown
+    ("Please check the number and dial again.", 0.1, 2.0),  # a command, voice not fallen
+    ("Yes.", 0.2, None),  # a short answer
+    ("Thank you", 0.2, None),  # no final mark
+    ("What does the premium plan cost?", 0.1, 1.5),  # a question the audio does not believe
+    ("Goodbye!", 0.8, -5.4),
+]
+
+
+@pytest.mark.parametrize(("words", "p", "fall"), ENDS_WITHIN_HALF_A_SECOND)
+def test_every_kind_of_finished_utterance_ends_within_half_a_second(
+    words: str, p: float, fall: float | None
+) -> None:
+    verdict = judge_turn(p, words, fall=fall)
+    assert verdict.wait_s is not None and verdict.wait_s <= 0.5
+
+
+def test_a_fallen_voice_makes_a_statement_complete_that_the_audio_model_doubts() -> None:
+    assert not judge_turn(0.2, "Your message has been saved.").complete
+    assert judge_turn(0.2, "Your message has been saved.", fall=-6.1).complete
+    assert not judge_turn(0.2, "Your message has been saved.", fall=1.0).complete  # level or rising: wait
+    assert not judge_turn(0.01, "Your message has been saved.", fall=-6.1).complete  # the audio denies it
+
+
+@pytest.mark.parametrize("words", ["4 1 5,", "My card number is 4 1 5, 5 5 5.", "four one five", "415-"])
+def test_digits_dictated_in_groups_wait_longer_than_the_pause_between_groups(words: str) -> None:
+    """A caller reading a number pauses 0.8 s between its groups; the audio (each group ends low) and a
+    final period do not end the turn there."""
+    verdict = judge_turn(0.95, words, fall=-6.0)
+    assert dictating(words)
+    assert not verdict.complete and verdict.wait_s is not None and verdict.wait_s >= 1.0
+
+
+@pytest.mark.parametrize(
+    "words", ["I would like to know,", "So the thing is", "I was talking to", "Can you send me the", "and"]
+)
+def test_words_left_open_wait_for_the_open_turn_limit(words: str) -> None:
+    verdict = judge_turn(0.99, words, fall=-8.0)
+    assert not verdict.complete and verdict.wait_s is None
+
+
+def test_a_complete_turn_still_waits_out_a_breath_between_sentences() -> None:
+    verdict = judge_turn(0.99, "Please leave your message after the tone.")
+    assert verdict.complete and verdict.wait_s == THRESHOLDS.complete_wait_s
+    assert 0.1 <= THRESHOLDS.question_wait_s <= THRESHOLDS.complete_wait_s <= 0.3
+
+
+def test_without_words_only_a_sure_audio_ends_the_turn() -> None:
+    assert judge_turn(0.8, None).complete and judge_turn(0.8, "").complete
+    assert judge_turn(0.3, None, fall=-8.0) == judge_turn(0.3, None)
+    assert judge_turn(0.3, None).wait_s is None
+
+
+def test_the_sweep_scales_every_wait() -> None:
+    doubled = THRESHOLDS.scaled(2.0)
+    assert doubled.finished_wait_s == 2 * THRESHOLDS.finished_wait_s
+    assert doubled.number_wait_s == 2 * THRESHOLDS.number_wait_s
+    assert doubled.complete_p == THRESHOLDS.complete_p
 
 
 @pytest.mark.parametrize(

@@ -73,6 +73,25 @@ def test_a_recognizer_that_fails_costs_one_turn_wherever_it_fails() -> None:
     assert all(stream.closed for stream in recognizer.streams)
 
 
+def test_words_the_recognizer_does_not_trust_are_never_a_transcript_the_turn_is_asked_again() -> None:
+    """A repetition loop ("five five" as twenty 5s) is reported as not recognized: nothing is answered,
+    and the turn core asks the caller to say it again."""
+    from strands_voice.listen._listener import UNTRUSTED
+
+    recognizer = HeldRecognizer(failures=("invent", ""))
+
+    async def run() -> list[ListenEvent]:
+        heard = Heard(listener_on(recognizer))
+        await heard.feed((tone(1.0) + silence(0.5)) * 2, after_frame=recognizer.release_all)
+        return await heard.close()
+
+    events = asyncio.run(run())
+    assert outcomes(events) == ["internal", "turn 2"]
+    failed = next(event for event in events if isinstance(event, RecognitionFailed))
+    assert failed == RecognitionFailed("internal", UNTRUSTED, retryable=True)
+    assert not any(isinstance(e, Transcript) and e.final and "5" in e.text for e in events)
+
+
 def test_a_turn_that_fails_fast_still_comes_after_the_turn_before_it() -> None:
     async def run() -> list[ListenEvent]:
         recognizer = HeldRecognizer(failures=("", "open"))

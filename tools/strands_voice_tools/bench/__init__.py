@@ -18,7 +18,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--talk`` measures only ``VoiceCascade`` (:mod:`strands_voice_tools.bench.talk`): voice-to-voice latency,
 split, and the barge-in reaction, with spoken questions at real-time speed; then its turn-taking in spoken
 calls (:mod:`strands_voice_tools.bench.talk_calls`): its turn model beside its silence timer on paused
-sentences, backchannels, noises and interruptions. ``--talk --peers`` makes the same calls to strands-voice
+sentences, backchannels, noises and interruptions; then the eot-bench measure on the labelled end-of-turn
+set (:mod:`strands_voice_tools.bench.eot_bench`): false cut-offs against delay for the verdict, Smart Turn
+alone and the silence timer. ``--talk --peers`` makes the same calls to strands-voice
 (``VoiceCascade`` under ``BidiAgent``, and the example app's ``WS /ws``) and to a Pipecat pipeline on the
 same models, each in its own process, alternated call by call.
 
@@ -225,6 +227,7 @@ def _write_json(results: dict[str, Any], path: Path | None) -> None:
 def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     """``--talk``: VoiceCascade's voice-to-voice latency and barge-in reaction, then its turn-taking calls
     (the ``listen`` group); with ``--peers``, the calls beside Pipecat instead."""
+    from strands_voice_tools.bench.eot_bench import format_eot
     from strands_voice_tools.bench.talk import TalkBenchModel, bench_talk, format_talk, write_talk_plot
     from strands_voice_tools.bench.talk_calls import CallsConfig, bench_turns
     from strands_voice_tools.bench.talk_calls_report import format_turns
@@ -239,6 +242,7 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
         results = asyncio.run(bench_talk(stack, trials, _progress))
     calls = CallsConfig(trials=1 if quick else trials, quick=quick)
     results["turn_taking"] = asyncio.run(bench_turns(calls, _progress))
+    results["end_of_turn"] = _end_of_turn_figures(quick)
 
     def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
@@ -246,7 +250,17 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
         write_talk_plot(run, path, _import_pyplot())
 
     table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
+    table += f"\n\n{format_eot(results['end_of_turn'])}"
     return _report(args, results, table, plot_path, write_plot)
+
+
+def _end_of_turn_figures(quick: bool) -> dict[str, Any]:
+    """The eot-bench figures on the labelled set (the endpoint's voices: one with ``quick``)."""
+    from strands_voice_tools.bench.eot_bench import bench_eot
+    from strands_voice_tools.bench.turn_set import VOICES
+    from strands_voice_tools.demo import load_tts_engine
+
+    return bench_eot(load_tts_engine(), VOICES[:1] if quick else VOICES, _progress)
 
 
 def _run_talk_peers(args: argparse.Namespace, plot_path: Path | None, quick: bool) -> int:

