@@ -33,9 +33,12 @@ static const uint32_t AVX512_ECX = BIT(1) | BIT(6) | BIT(12) | BIT(14);
 /* EDX: AVX512 4VNNIW, 4FMAPS, VP2INTERSECT, FP16. */
 static const uint32_t AVX512_EDX = BIT(2) | BIT(3) | BIT(8) | BIT(23);
 static const uint32_t AVX512_VNNI_ECX = BIT(11);
-/* Leaf 7, subleaf 1: EAX AVX-VNNI (4) and AVX512_BF16 (5); EDX AVX-VNNI-INT8 (4). */
-static const uint32_t VNNI_7_1_EAX = BIT(4) | BIT(5);
-static const uint32_t VNNI_7_1_EDX = BIT(4);
+/* EDX: AMX BF16 (22), TILE (24), INT8 (25): Sapphire Rapids' tile kernels, newer than either ISA emulated. */
+static const uint32_t AMX_EDX = BIT(22) | BIT(24) | BIT(25);
+/* Leaf 7, subleaf 1: EAX AVX-VNNI (4), AVX512_BF16 (5), AMX-FP16 (21); EDX AVX-VNNI-INT8 (4), AMX-COMPLEX (8),
+ * AVX10 (19). */
+static const uint32_t VNNI_7_1_EAX = BIT(4) | BIT(5) | BIT(21);
+static const uint32_t VNNI_7_1_EDX = BIT(4) | BIT(8) | BIT(19);
 
 static int mask_avx512;
 
@@ -55,6 +58,7 @@ static void answer_cpuid(int signal_number, siginfo_t *info, void *context) {
     syscall(SYS_arch_prctl, ARCH_SET_CPUID, 0);
     if (leaf == 7 && subleaf == 0) {
         c &= ~AVX512_VNNI_ECX;
+        d &= ~AMX_EDX;
         if (mask_avx512) {
             b &= ~AVX512_EBX;
             c &= ~AVX512_ECX;
