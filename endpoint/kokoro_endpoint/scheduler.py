@@ -22,9 +22,8 @@ Which queued step runs next is the scheduler's ``policy``:
 
 A stream closed while its step runs (a cancel) sets its :class:`~kokoro_endpoint.interrupt.Interrupt`.
 
-The choice is made when a worker becomes free, with the clock of that moment, so it is deterministic for
-a given clock. What the steps produce never depends on it: the engine's windows are a pure function of
-the request, only their order changes.
+The choice is made when a worker becomes free, with the clock of that moment (deterministic for a given
+clock); what the steps produce never depends on it. Who is admitted: :mod:`kokoro_endpoint.admission`.
 """
 
 from __future__ import annotations
@@ -282,8 +281,8 @@ class SynthesisScheduler:
             playback.streams.discard(stream.order)
             if not playback.streams:
                 self._listeners.discard(playback)
-                if playback.session and playback.runs_out_at is not None:
-                    self._playing.add(playback)
+                if playback.session and stream.finished and playback.runs_out_at is not None:
+                    self._playing.add(playback)  # its answer may go on (a cancelled one does not)
 
     # worker ------------------------------------------------------------------------------------------
 

@@ -206,6 +206,10 @@ class BidiSession:
             targets = list(self._live.get(request_id, ()))
         for request in targets:
             request.cancel()
+        if request_id is None:
+            # The listener dropped what it was owed (a barge-in): it no longer holds a place, so the
+            # caller's next answer, on a new session, is not refused because of this one.
+            self._scheduler.forget(self._playback)
         logger.debug("request_id=<%s>, cancelled=<%d> | cancel", request_id, len(targets))
 
     # produce ---------------------------------------------------------------------------------------
