@@ -241,24 +241,23 @@ def test_admission_refuses_a_listener_the_measured_load_cannot_feed() -> None:
             assert scheduler.counters().load >= 4.0
             assert scheduler.refusal() is not None
             assert scheduler.refusal(stream.playback) is None  # its own next sentence is no newcomer
-            stream.close()
+            assert await stream.next() == 0.01
+            assert await stream.next() is None  # its last step ran: the stream closed
             # Its audio still plays (and the hold after it): it is still engaged.
             assert scheduler.refusal() is not None
-            time_.now = 0.01 + 1.0 - 0.001
+            time_.now = 0.02 + 1.0 - 0.001
             assert scheduler.refusal() is not None
-            time_.now = 0.01 + 1.0 + 0.001
+            time_.now = 0.02 + 1.0 + 0.001
             assert scheduler.refusal() is None  # played out: refusing helps no one
-            again = scheduler.stream(
-                slow(), seconds=float
-            )  # an HTTP stream's listener: engaged while streamed
+            # An HTTP stream's listener: engaged only while streamed.
+            again = scheduler.stream(slow(), seconds=float)
             assert await again.next() == 0.01
             assert scheduler.refusal() is not None
             again.close()
             assert scheduler.refusal() is None
             session = scheduler.playback(session=True)
             last = scheduler.stream(slow(), session, seconds=float)
-            assert await last.next() == 0.01
-            last.close()
+            assert [await last.next() for _ in range(3)] == [0.01, 0.01, None]
             assert scheduler.refusal() is not None
             scheduler.forget(session)  # its session ended
             assert scheduler.refusal() is None

@@ -98,6 +98,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --schedule: the staggered session counts (default 1,2,4,8)",
     )
     parser.add_argument(
+        "--calls",
+        metavar="N,N,...",
+        type=_session_counts,
+        default=None,
+        help="with --talk: N spoken calls at once to one app and endpoint, per N (e.g. 1,2,4): "
+        "voice-to-voice, end of turn and barge-in p50/p95, and the calls this machine holds (listen group)",
+    )
+    parser.add_argument(
         "--peers",
         action="store_true",
         help="only strands-voice beside kokoro-onnx (same model and voice); with --talk: spoken calls to "
@@ -233,6 +241,11 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     quick = bool(getattr(args, "quick", False))
     if getattr(args, "peers", False):
         return _run_talk_peers(args, plot_path, quick)
+    if getattr(args, "calls", None):
+        from strands_voice_tools.bench.talk_capacity import bench_capacity, format_capacity
+
+        results = asyncio.run(bench_capacity(args.calls, _progress))
+        return _report(args, results, format_capacity(results), None, lambda _run, _path: None)
     trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:
