@@ -106,6 +106,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "voice-to-voice, end of turn and barge-in p50/p95, and the calls this machine holds (listen group)",
     )
     parser.add_argument(
+        "--soak",
+        metavar="CALLS",
+        type=int,
+        default=None,
+        help="only the soak: CALLS calls one after another, then CALLS 4 at a time, each two turns and a "
+        "hang-up, against the app in its own process; its memory, open files, sockets, threads, temp files",
+    )
+    parser.add_argument(
         "--peers",
         action="store_true",
         help="only strands-voice beside kokoro-onnx (same model and voice); with --talk: spoken calls to "
@@ -157,6 +165,11 @@ def run(args: argparse.Namespace) -> int:
         # The AgentCore app logs every invocation at INFO; the table is what matters here.
         logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
 
+    if getattr(args, "soak", None):
+        from strands_voice_tools.bench.soak import format_soak, soak
+
+        results = asyncio.run(soak(args.soak, _progress))
+        return _report(args, results, format_soak(results), None, lambda _run, _path: None)
     if getattr(args, "schedule", False):
         return _run_schedule(args, plot_path)
     if getattr(args, "talk", False):
