@@ -224,7 +224,7 @@ class JsonBodyGuard:
         async def respond(inner_send: Send) -> None:
             await refusal(scope, receive, inner_send)
 
-        await respond_then_drain(respond, scope, receive, send)  # type: ignore[arg-type]
+        await respond_then_drain(respond, scope, receive, send)
 
 
 def _refuse(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

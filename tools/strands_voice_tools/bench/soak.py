@@ -153,11 +153,14 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
         running_server(openai_stand_in_app(model)) as llm,
     ):
         temp_dir = Path(temp)
-        os.environ["TMPDIR"] = temp  # inherited by the app's process (see talk_calls.CallPeer)
+        # Inherited by the app's process (talk_calls.CallPeer): its own temporary directory, and a call cap
+        # that takes the calls at once.
+        os.environ.update(TMPDIR=temp, CALL_MAX_CALLS=str(at_once))
         try:
             running = (await _start((_SYSTEM,), f"{llm.base_url}/v1", progress))[_SYSTEM]
         finally:
             os.environ.pop("TMPDIR", None)
+            os.environ.pop("CALL_MAX_CALLS", None)
         try:
             url, pid = str(running.peer.url), running.peer.pid
             load = [load_average()]

@@ -147,7 +147,12 @@ async def bench_capacity(
     model = _heard_model()
     rows: list[dict[str, Any]] = []
     with running_server(openai_stand_in_app(model)) as llm:
-        running = await _start((_SYSTEM,), f"{llm.base_url}/v1", progress)
+        # The app's own cap would refuse the calls being measured: it is what this measures.
+        os.environ["CALL_MAX_CALLS"] = str(max(counts))
+        try:
+            running = await _start((_SYSTEM,), f"{llm.base_url}/v1", progress)
+        finally:
+            os.environ.pop("CALL_MAX_CALLS", None)
         try:
             url = running[_SYSTEM].peer.url
             await _round(url, 1, spoken, model, progress)  # warm-up, not counted

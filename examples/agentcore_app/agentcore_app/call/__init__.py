@@ -17,12 +17,13 @@ from starlette.websockets import WebSocket
 
 from ..answering import Answering
 from ..config import call_recognizer_from_env
-from ._admission import DEFAULT_MAX_CALLS, CallAdmission
+from ._admission import CALLS_PER_CORE, DEFAULT_MAX_CALLS, CallAdmission, busy_reason, default_max_calls
 from ._call import Call
 from ._frames import MAX_FRAME_BYTES, CallFrames, CallLimits
 from ._listening import CallListener, ListenerFactory, TurnClock, TurnTiming, default_listener_factory
 
 __all__ = [
+    "CALLS_PER_CORE",
     "DEFAULT_MAX_CALLS",
     "MAX_FRAME_BYTES",
     "Call",
@@ -34,7 +35,9 @@ __all__ = [
     "TurnClock",
     "TurnTiming",
     "add_call_route",
+    "busy_reason",
     "default_listener_factory",
+    "default_max_calls",
 ]
 
 logger = logging.getLogger(__name__)
@@ -61,7 +64,8 @@ def add_call_route(
             return
         await websocket.accept()
         if not door.enter():
-            await websocket.close(status.WS_1013_TRY_AGAIN_LATER, "busy")
+            logger.info("calls=<%d> | a call past the cap was refused", door.open_calls)
+            await websocket.close(status.WS_1013_TRY_AGAIN_LATER, busy_reason(door.max_calls))
             return
         try:
             session_id = context.session_id or websocket.query_params.get("session_id")
