@@ -98,22 +98,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --schedule: the staggered session counts (default 1,2,4,8)",
     )
     parser.add_argument(
-        "--calls",
-        metavar="N,N,...",
-        type=_session_counts,
-        default=None,
-        help="with --talk: N spoken calls at once to one app and endpoint, per N (e.g. 1,2,4): "
-        "voice-to-voice, end of turn and barge-in p50/p95, and the calls this machine holds (listen group)",
-    )
-    parser.add_argument(
-        "--soak",
-        metavar="CALLS",
-        type=int,
-        default=None,
-        help="only the soak: CALLS calls one after another, then CALLS 4 at a time, each two turns and a "
-        "hang-up, against the app in its own process; its memory, open files, sockets, threads, temp files",
-    )
-    parser.add_argument(
         "--peers",
         action="store_true",
         help="only strands-voice beside kokoro-onnx (same model and voice); with --talk: spoken calls to "
@@ -130,6 +114,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="with --peers: run both peers on that older instruction set's kernels, emulated here "
         "(Linux x86-64 with CPUID faulting and a C compiler)",
+    )
+    _add_capacity_arguments(parser)
+
+
+def _add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--calls`` (with ``--talk``) and ``--soak``: how many calls a machine holds, and what they leave."""
+    parser.add_argument(
+        "--calls",
+        metavar="N,N,...",
+        type=_session_counts,
+        default=None,
+        help="with --talk: N spoken calls at once to one app and endpoint, per N (e.g. 1,2,4): "
+        "voice-to-voice, end of turn and barge-in p50/p95, and the calls this machine holds (listen group)",
+    )
+    parser.add_argument(
+        "--soak",
+        metavar="CALLS",
+        type=int,
+        default=None,
+        help="only the soak: CALLS calls one after another, then CALLS 4 at a time, each two turns and a "
+        "hang-up, against the app in its own process; its memory, open files, sockets, threads, temp files",
     )
 
 
