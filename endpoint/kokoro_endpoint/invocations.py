@@ -80,7 +80,7 @@ class DrainedResponse(Response):
         async def respond(inner_send: Send) -> None:
             await super(DrainedResponse, self).__call__(scope, receive, inner_send)
 
-        await respond_then_drain(respond, scope, receive, send)  # type: ignore[arg-type]
+        await respond_then_drain(respond, scope, receive, send)
 
 
 class _SendTimeout(Exception):
