@@ -3,7 +3,8 @@ turns and a hang-up, against the example app in its own process; what the app ho
 
 The app is the ``bench --talk`` worker (:data:`~.talk_calls.SYSTEMS` ``strands-voice-ws``: the app's
 ``WS /ws`` with its default listener, the Kokoro endpoint in the same process), its temporary directory a
-fresh one of its own. Each call sends ``start``, half a second of the microphone's silence, then two typed
+fresh one of its own. The first ten calls go one after another, their last four at once; then the rest one
+after another, then as many again 4 at a time. Each call sends ``start``, half a second of the microphone's silence, then two typed
 turns (each waits for its answer's ``agent_end``: the real endpoint speaks the stand-in's short answer),
 then hangs up. The app's process is counted (:func:`census`, from ``/proc``: resident memory, open files,
 sockets, threads, files in its temporary directory) after the first ten calls and after all of them; the
@@ -24,6 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from strands_voice_protocol.errors import StrandsVoiceError
+
 from strands_voice_tools.machine import describe_machine, load_average
 
 __all__ = ["TOLERANCE", "Census", "census", "compare", "format_soak", "soak", "typed_call"]
@@ -34,7 +37,7 @@ Progress = Callable[[str], None]
 TOLERANCE: Final = 0.05
 #: The calls counted first (the baseline).
 FIRST_CALLS: Final = 10
-_GUARD_S: Final = 60.0
+_GUARD_S: Final = 180.0
 _ANSWER: Final = "Okay, noted."
 _SYSTEM: Final = "strands-voice-ws"
 
@@ -116,10 +119,20 @@ async def typed_call(url: str, prompts: tuple[str, ...] = ("first", "second")) -
 
 
 async def _until(ws: Any, kind: str) -> None:
+    """Read until an event of ``kind``.
+
+    Raises:
+        StrandsVoiceError: the app answered with an ``error`` event instead.
+    """
     while True:
         frame = await ws.recv()
-        if isinstance(frame, str) and json.loads(frame).get("type") == kind:
+        if not isinstance(frame, str):
+            continue
+        event = json.loads(frame)
+        if event.get("type") == kind:
             return
+        if event.get("type") == "error":
+            raise StrandsVoiceError(f"the call got an error waiting for {kind}: {event}")
 
 
 async def _calls(url: str, count: int, at_once: int) -> None:
@@ -164,7 +177,10 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
         try:
             url, pid = str(running.peer.url), running.peer.pid
             load = [load_average()]
-            await _calls(url, FIRST_CALLS, 1)
+            # The first ten: alone, then the last of them at once, so what calls at once use for good (the
+            # event loop's worker threads, a bounded pool that keeps its idle threads) is in the baseline.
+            await _calls(url, FIRST_CALLS - at_once, 1)
+            await _calls(url, at_once, at_once)
             await asyncio.sleep(settle_s)
             first = census(pid, temp_dir)
             progress(f"after {FIRST_CALLS} calls: {first}")
