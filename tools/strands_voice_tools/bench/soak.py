@@ -3,13 +3,13 @@ turns and a hang-up, against the example app in its own process; what the app ho
 
 The app is the ``bench --talk`` worker (:data:`~.talk_calls.SYSTEMS` ``strands-voice-ws``: the app's
 ``WS /ws`` with its default listener, the Kokoro endpoint in the same process), its temporary directory a
-fresh one of its own. The first ten calls go one after another, their last four at once; then the rest one
-after another, then as many again 4 at a time. Each call sends ``start``, half a second of the microphone's silence, then two typed
-turns (each waits for its answer's ``agent_end``: the real endpoint speaks the stand-in's short answer),
-then hangs up. The app's process is counted (:func:`census`, from ``/proc``: resident memory, open files,
-sockets, threads, files in its temporary directory) after the first ten calls and after all of them; the
-soak holds when memory and open files stay within :data:`TOLERANCE` of the first count and the threads,
-sockets and temporary files are no more than then.
+fresh one of its own. The first ten calls go one after another, their last four at once; then the rest
+one after another, then as many again 4 at a time. Each call sends ``start``, half a second of the
+microphone's silence, then two typed turns (each waits for its answer's ``agent_end``: the real endpoint
+speaks the stand-in's short answer), then hangs up. The app's process is counted (:func:`census`, from
+``/proc``: resident memory, open files, sockets, threads, files in its temporary directory) after the
+first ten calls and after all of them; the soak holds when memory and open files stay within
+:data:`TOLERANCE` of the first count and the threads, sockets and temporary files are no more than then.
 """
 
 from __future__ import annotations
