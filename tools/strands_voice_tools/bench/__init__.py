@@ -262,7 +262,8 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     if getattr(args, "calls", None):
         from strands_voice_tools.bench.talk_capacity import bench_capacity, format_capacity
 
-        results = asyncio.run(bench_capacity(args.calls, _progress))
+        trials = getattr(args, "trials", None) or 1
+        results = asyncio.run(bench_capacity(args.calls, _progress, trials=trials))
         return _report(args, results, format_capacity(results), None, lambda _run, _path: None)
     trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")

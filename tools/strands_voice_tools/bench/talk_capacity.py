@@ -127,9 +127,9 @@ def _row(count: int, logs: Sequence[Any], load: Any) -> dict[str, Any]:
 
 
 async def bench_capacity(
-    counts: Sequence[int], progress: Progress, argv: Sequence[str] | None = None
+    counts: Sequence[int], progress: Progress, argv: Sequence[str] | None = None, trials: int = 1
 ) -> dict[str, Any]:
-    """N calls at once for each N of ``counts`` (see the module docstring).
+    """N calls at once for each N of ``counts``, ``trials`` rounds each (see the module docstring).
 
     Returns:
         A JSON-ready mapping: ``rows`` (one per N), ``calls_held``, ``cores``, ``calls_per_core``,
@@ -157,9 +157,12 @@ async def bench_capacity(
             url = running[_SYSTEM].peer.url
             await _round(url, 1, spoken, model, progress)  # warm-up, not counted
             for count in counts:
-                progress(f"{count} call(s) at once")
-                load = load_average()
-                rows.append(_row(count, await _round(url, count, spoken, model, progress), load))
+                logs, loads = [], []
+                for trial in range(trials):
+                    progress(f"{count} call(s) at once, trial {trial + 1}/{trials}")
+                    loads.append(load_average())
+                    logs += await _round(url, count, spoken, model, progress)
+                rows.append(_row(count, logs, loads))
         finally:
             await running[_SYSTEM].memory.stop()
             await running[_SYSTEM].peer.stop()
@@ -170,6 +173,7 @@ async def bench_capacity(
         "started_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
         "target_s": TARGET_S,
+        "trials": trials,
         "rows": rows,
         "calls_held": held,
         "cores": cores,
