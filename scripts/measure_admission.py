@@ -72,9 +72,19 @@ async def _listener(url: str, delay_s: float, text: str) -> dict[str, Any]:
     }
 
 
+async def _tried(url: str, delay_s: float, text: str) -> dict[str, Any]:
+    """One listener's figures, or the error that ended it (the library gave up after its retry deadline)."""
+    from strands_voice_protocol.errors import TTSError
+
+    try:
+        return await _listener(url, delay_s, text)
+    except TTSError as error:
+        return {"failed": f"{error.code}: {error}"}
+
+
 async def _round(url: str, text: str) -> list[dict[str, Any]]:
-    async with asyncio.timeout(600):
-        return list(await asyncio.gather(*(_listener(url, n * STAGGER_S, text) for n in range(LISTENERS))))
+    async with asyncio.timeout(900):
+        return list(await asyncio.gather(*(_tried(url, n * STAGGER_S, text) for n in range(LISTENERS))))
 
 
 def main() -> int:
