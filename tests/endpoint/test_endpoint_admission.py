@@ -127,3 +127,35 @@ def test_four_staggered_listeners_are_each_served_whole_refused_ones_on_retry(
         assert asyncio.run(run()) == [expected] * 4  # every one whole: no sample lost or given twice
     refusals = [r for r in caplog.records if "refused" in r.getMessage()]
     assert refusals, "the engine feeds one at a time: the others must have been refused"
+
+
+@pytest.mark.timeout(900)
+def test_four_staggered_listeners_on_the_real_engine_are_each_served(endpoint_server: Any) -> None:
+    # The real engine with the default settings: whoever is admitted first, every listener's answer comes
+    # whole through the library's retry (how long it takes is the bench's: scripts/measure_admission.py).
+    # The retry's deadline is long: on a slow machine the engine feeds one listener at a time.
+    from strands_voice.session import AudioChunk, RequestCompleted, RetryPolicy, TTSSession
+    from strands_voice.transports import WebSocketTransport
+
+    patient = RetryPolicy(deadline_s=600.0)
+
+    async def listener(delay_s: float) -> tuple[int, int]:
+        await asyncio.sleep(delay_s)
+        received = 0
+        transport = WebSocketTransport(endpoint_server.ws_url)
+        async with TTSSession(transport, retry=patient, silence_timeout=300.0) as session:
+            await session.synthesize("Thanks for calling, how can I help you today?")
+            await session.finish()
+            async for event in session:
+                if isinstance(event, AudioChunk):
+                    received += len(event.data)
+                elif isinstance(event, RequestCompleted):
+                    return received, event.audio_bytes
+        return received, -1
+
+    async def run() -> list[tuple[int, int]]:
+        async with asyncio.timeout(800):
+            return list(await asyncio.gather(*(listener(0.7 * n) for n in range(4))))
+
+    for received, completed in asyncio.run(run()):
+        assert received > 0 and received == completed
