@@ -2,7 +2,7 @@
 
 Not a test (pytest does not collect it). Run from the repository root:
 
-    HF_HUB_OFFLINE=1 uv run python scripts/measure_admission.py [JSON]
+    HF_HUB_OFFLINE=1 uv run python scripts/measure_admission.py [--known-rate] [JSON]
 
 One real engine (Kokoro int8 ONNX), two endpoints on loopback that differ only in
 ``Settings.admission_max_load`` (None, and the default). Per configuration, four listeners open one every
@@ -87,25 +87,53 @@ async def _round(url: str, text: str) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*(_tried(url, n * STAGGER_S, text) for n in range(LISTENERS))))
 
 
+class KnownRateEngine:
+    """``--known-rate``: 0.25 s of tone per step, each step sleeping 0.1 s (a load of 0.4, the real engine's
+    on a quiet 2-core CPU) and taking no CPU, so a machine busy with other work does not change the rate."""
+
+    name = "known-rate"
+    sample_rate = 24_000
+    default_voice = "tone"
+    voices = frozenset({"tone"})
+
+    def warm_up(self) -> None:
+        return None
+
+    def synthesize(self, text: str, voice: str, speed: float) -> Any:
+        import numpy as np
+
+        tone = (0.2 * np.sin(np.arange(6000, dtype=np.float32) * 0.05)).astype(np.float32)
+        for _ in range(64):  # 16 s, about the bench answer's 16.8 s
+            time.sleep(0.1)
+            yield tone
+
+
 def main() -> int:
     from kokoro_endpoint.app import create_app
     from kokoro_endpoint.runner import running_server
     from kokoro_endpoint.settings import Settings
+    from kokoro_endpoint.silence import SilencePolicy
     from strands_voice_tools.bench.texts import BENCH_TEXT
     from strands_voice_tools.demo import load_tts_engine
     from strands_voice_tools.machine import describe_machine, load_average
 
-    engine = load_tts_engine()
+    known = "--known-rate" in sys.argv
+    engine: Any = KnownRateEngine() if known else load_tts_engine()
     engine.warm_up()
+    extra: dict[str, Any] = {"silence": SilencePolicy(trim=False)} if known else {}
     refusals = _Refusals()
     logging.getLogger("kokoro_endpoint").addHandler(refusals)
     logging.getLogger("kokoro_endpoint").setLevel(logging.INFO)
-    results: dict[str, Any] = {"machine": describe_machine(engine), "stagger_s": STAGGER_S}
+    results: dict[str, Any] = {
+        "machine": describe_machine() if known else describe_machine(engine),
+        "engine": engine.name,
+        "stagger_s": STAGGER_S,
+    }
     for name, max_load in (
         ("admission off", None),
         ("admission on (default)", Settings().admission_max_load),
     ):
-        app = create_app(engine=engine, settings=Settings(admission_max_load=max_load))
+        app = create_app(engine=engine, settings=Settings(admission_max_load=max_load, **extra))
         with running_server(app) as server:
             state = app.state.endpoint
             load = load_average()
@@ -118,8 +146,9 @@ def main() -> int:
                 "load_average": load,
             }
         print(name, json.dumps(results[name]), flush=True)
-    if len(sys.argv) > 1:
-        Path(sys.argv[1]).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    paths = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+    if paths:
+        Path(paths[0]).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -168,7 +168,8 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
         temp_dir = Path(temp)
         # Inherited by the app's process (talk_calls.CallPeer): its own temporary directory, and a call cap
         # that takes the calls at once.
-        os.environ.update(TMPDIR=temp, CALL_MAX_CALLS=str(at_once))
+        # (twice the calls at once: a hung-up call is counted out a moment after its socket closes).
+        os.environ.update(TMPDIR=temp, CALL_MAX_CALLS=str(2 * at_once))
         try:
             running = (await _start((_SYSTEM,), f"{llm.base_url}/v1", progress))[_SYSTEM]
         finally:
