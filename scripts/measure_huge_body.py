@@ -7,18 +7,22 @@ Not a test (pytest does not collect it). Run from the repository root:
 Each TREE is a checkout whose sources are imported (``PYTHONPATH``) by one endpoint process
 (``kokoro_endpoint.cli --engine onnx``) and one app process (``python -m agentcore_app``, scripted model);
 the default is this checkout. With two trees (``old=/path/to/main new=.``) the servers are asked in turn,
-round after round, so a busy machine disturbs both alike. The client is httpx: it sends the whole body
-before it reads the answer, so the figure is the time to send 64 MB plus whatever the server makes it wait.
+round after round, so a busy machine disturbs both alike. The client is urllib: it sends the whole body
+before it reads the answer (no ``Expect: 100-continue``), so the figure is the time to send 64 MB plus
+whatever the server makes it wait, and a server that closes while it sends shows as the error it raised.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import httpx
@@ -84,15 +88,20 @@ def main(argv: list[str]) -> None:
         for _ in range(ROUNDS):
             for key, (_process, port) in servers.items():
                 started = time.monotonic()
+                status: object
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/invocations",
+                    data=BODY,
+                    headers={"Content-Type": "application/json"},
+                    method="POST",
+                )
                 try:
-                    status: object = httpx.post(
-                        f"http://127.0.0.1:{port}/invocations",
-                        content=BODY,
-                        headers={"Content-Type": "application/json"},
-                        timeout=120,
-                    ).status_code
-                except httpx.HTTPError as error:
-                    status = type(error).__name__
+                    with urllib.request.urlopen(request, timeout=120) as answer:
+                        status = answer.status
+                except urllib.error.HTTPError as error:
+                    status = f"{error.code} {json.loads(error.read()).get('code')}"
+                except (urllib.error.URLError, OSError) as error:
+                    status = type(getattr(error, "reason", error)).__name__
                 times[key].append((round(time.monotonic() - started, 3), status))
     finally:
         for process, _port in servers.values():

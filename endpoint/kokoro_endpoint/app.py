@@ -82,11 +82,10 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
     if not state.ready or state.engine is None or state.scheduler is None:
         await _refuse(websocket, "The model is still loading; try again shortly.")
         return
-    if not state.scheduler.admits(state.settings.admission_max_load):
-        logger.info(
-            "counters=<%s> | session refused: the engine cannot feed one more", state.scheduler.counters()
-        )
-        await _refuse(websocket, "The endpoint cannot keep one more listener fed; try another replica.")
+    refusal = state.scheduler.refusal()
+    if refusal is not None:
+        logger.info("reason=<%s> | session refused: the engine cannot feed one more", refusal)
+        await _refuse(websocket, f"The endpoint cannot keep one more listener fed ({refusal}); try again.")
         return
     if not state.capacity.try_acquire():
         logger.info("sessions=<%d> | session refused: at capacity", state.capacity.in_use)
@@ -118,6 +117,7 @@ def _lifespan(
             state.settings.synthesis_workers,
             state.settings.scheduling,
             opening_lane=state.settings.opening_lane,
+            admission=state.settings.admission_max_load,
         )
         loader: asyncio.Task[None] | None = None
         if state.engine is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
+from kokoro_endpoint.admission import DEFAULT_MAX_LOAD
 from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines.loader import ENGINE_KINDS
 from kokoro_endpoint.lexicon import load_lexicon_file
@@ -100,9 +101,9 @@ def _add_serving_arguments(parser: argparse.ArgumentParser, defaults: Settings) 
     parser.add_argument(
         "--admission-max-load",
         type=float,
-        default=None,
-        help="refuse a new session with busy when the listeners would need more than this share of the "
-        "engine's time (e.g. 0.9; default off)",
+        default=DEFAULT_MAX_LOAD,
+        help="refuse a new listener with busy when the listeners would need more than this share of the "
+        "engine's measured time (default %(default)s; 0 turns admission off)",
     )
 
 
@@ -128,7 +129,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         lexicon=load_lexicon_file(args.lexicon) if args.lexicon else {},
         scheduling=args.scheduling,
         opening_lane=args.opening_lane,
-        admission_max_load=args.admission_max_load,
+        admission_max_load=args.admission_max_load or None,
     )
 
 

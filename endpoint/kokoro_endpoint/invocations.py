@@ -13,6 +13,7 @@ from typing import Any, Final
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Message, Receive, Scope, Send
+from strands_voice_protocol.aio.drain import respond_then_drain
 from strands_voice_protocol.audio import AUDIO_FORMATS, AudioEncoder, create_encoder, format_sample_rate
 from strands_voice_protocol.errors import FrameDecodeError, MissingDependencyError
 from strands_voice_protocol.frames import (
@@ -37,6 +38,7 @@ from kokoro_endpoint.synthesis_job import SynthesisJob, validate_synthesize
 __all__ = [
     "CLOSE_CONNECTION",
     "TRANSPORTS",
+    "DrainedResponse",
     "SlotResponse",
     "Synthesis",
     "binary_body",
@@ -63,6 +65,22 @@ def _error(
 ) -> Response:
     body = encode_server_message(ErrorFrame(code, message, request_id))
     return Response(body, status_code=status, media_type="application/json", headers=headers)
+
+
+class DrainedResponse(Response):
+    """A refusal of an oversized body (413): the answer goes out, then the rest of the body is read and
+    discarded within a bound (:func:`~strands_voice_protocol.aio.drain.respond_then_drain`), so a client
+    that sends it all before reading (``urllib``, ``requests``, ``curl``) reads the answer, not a reset."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.body, response.status_code)
+        self.raw_headers = response.raw_headers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def respond(inner_send: Send) -> None:
+            await super(DrainedResponse, self).__call__(scope, receive, inner_send)
+
+        await respond_then_drain(respond, scope, receive, send)
 
 
 class _SendTimeout(Exception):
@@ -148,7 +166,7 @@ async def invocations(request: Request) -> Response:
     body = await read_body(request, settings.max_frame_bytes)
     if body is None:
         too_large = f"The request is larger than {settings.max_frame_bytes} bytes."
-        return _error(413, "invalid_request", too_large, headers=CLOSE_CONNECTION)
+        return DrainedResponse(_error(413, "invalid_request", too_large, headers=CLOSE_CONNECTION))
     try:
         message = decode_client_message(body)
     except FrameDecodeError as error:
@@ -172,8 +190,10 @@ async def invocations(request: Request) -> Response:
     except MissingDependencyError:
         logger.exception("format=<%s> | encoder unavailable", audio_format)
         return _error(400, "invalid_request", "That audio format is not available here.", job.request_id)
-    if not scheduler.admits(settings.admission_max_load):
-        return _error(503, "busy", "The endpoint cannot keep one more listener fed.", job.request_id)
+    refusal = scheduler.refusal()
+    if refusal is not None:
+        message_ = f"The endpoint cannot keep one more listener fed ({refusal})."
+        return _error(503, "busy", message_, job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
     synthesis = Synthesis(job, engine, scheduler, settings, encoder)
     body_iterator: AsyncIterator[bytes]

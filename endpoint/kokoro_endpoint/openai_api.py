@@ -39,7 +39,14 @@ from strands_voice_protocol.sse import encode_sse
 from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 
 # The /invocations route's body reader, capacity-slot response and encoded stream: one implementation.
-from kokoro_endpoint.invocations import CLOSE_CONNECTION, SlotResponse, Synthesis, binary_body, read_body
+from kokoro_endpoint.invocations import (
+    CLOSE_CONNECTION,
+    DrainedResponse,
+    SlotResponse,
+    Synthesis,
+    binary_body,
+    read_body,
+)
 from kokoro_endpoint.state import EndpointState
 from kokoro_endpoint.synthesis_job import validate_synthesize
 
@@ -190,7 +197,7 @@ async def speech(request: Request) -> Response:
     body = await read_body(request, settings.max_frame_bytes)
     if body is None:
         too_large = f"The request is larger than {settings.max_frame_bytes} bytes."
-        return openai_error(413, too_large, headers=CLOSE_CONNECTION)
+        return DrainedResponse(openai_error(413, too_large, headers=CLOSE_CONNECTION))
     try:
         message, audio_format, stream_format = _parse(body, engine)
     except _BadRequest as error:
@@ -204,8 +211,9 @@ async def speech(request: Request) -> Response:
     except MissingDependencyError:
         logger.exception("format=<%s> | encoder unavailable", audio_format)
         return openai_error(400, "That response_format is not available here.", param="response_format")
-    if not scheduler.admits(settings.admission_max_load):
-        return openai_error(503, "The endpoint cannot keep one more listener fed.", code="busy")
+    refusal = scheduler.refusal()
+    if refusal is not None:
+        return openai_error(503, f"The endpoint cannot keep one more listener fed ({refusal}).", code="busy")
     logger.debug(
         "request_id=<%s>, format=<%s>, stream=<%s> | speech", job.request_id, audio_format, stream_format
     )

@@ -19,10 +19,14 @@ class Playback:
 
     Args:
         clock: Monotonic seconds.
+        session: A WebSocket session's listener (engaged between its requests while its audio plays).
     """
 
-    def __init__(self, clock: Clock = time.monotonic) -> None:
+    def __init__(self, clock: Clock = time.monotonic, session: bool = False) -> None:
         self._clock = clock
+        # A WebSocket session's listener: its next sentence may come while this one plays, so it stays
+        # engaged (admission) between its requests until the session ends.
+        self.session = session
         self.runs_out_at: float | None = None
         self.audio_s = 0.0
         self.streams: set[int] = set()  # the orders of its open streams (kept by the scheduler)

@@ -22,9 +22,8 @@ Which queued step runs next is the scheduler's ``policy``:
 
 A stream closed while its step runs (a cancel) sets its :class:`~kokoro_endpoint.interrupt.Interrupt`.
 
-The choice is made when a worker becomes free, with the clock of that moment, so it is deterministic for
-a given clock. What the steps produce never depends on it: the engine's windows are a pure function of
-the request, only their order changes.
+The choice is made when a worker becomes free, with the clock of that moment (deterministic for a given
+clock); what the steps produce never depends on it. Who is admitted: :mod:`kokoro_endpoint.admission`.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from typing import Any, Final, TypeVar
 
 from strands_voice_protocol.errors import ConfigurationError
 
+from kokoro_endpoint.admission import DEFAULT_HOLD_S, AdmissionRule, Engaged
 from kokoro_endpoint.interrupt import Interrupt
 from kokoro_endpoint.playback import Clock, Playback
 from kokoro_endpoint.segment_stream import END, SegmentStream
@@ -111,6 +111,8 @@ class SynthesisScheduler:
         clock: Monotonic seconds (a fake one in tests).
         opening_lane: Under ``deadline``, run a new request's first step at once, pausing the running
             steps (an engine that cannot stop mid-call runs both at the same time).
+        admission: Max load share for :class:`~kokoro_endpoint.admission.AdmissionRule` (None: off).
+        hold_s: How long a listener whose audio ran out still counts as engaged.
 
     Raises:
         ConfigurationError: unknown policy or no worker.
@@ -122,6 +124,8 @@ class SynthesisScheduler:
         policy: str = "deadline",
         clock: Clock = time.monotonic,
         opening_lane: bool = True,
+        admission: float | None = None,
+        hold_s: float = DEFAULT_HOLD_S,
     ) -> None:
         if policy not in SCHEDULING_POLICIES:
             raise ConfigurationError(f"scheduling must be one of {', '.join(SCHEDULING_POLICIES)}")
@@ -138,6 +142,9 @@ class SynthesisScheduler:
         self._late = 0
         self._load = 0.0
         self._listeners: set[Playback] = set()  # listeners with an open stream (their own ``streams``)
+        self._playing: set[Playback] = set()  # listeners with no open stream whose audio may still play
+        self.rule = AdmissionRule(admission, workers)
+        self._hold_s = hold_s
         self._active: set[_Job] = set()  # the workers' running steps
         self._lane_busy = False  # the opening lane runs a step: the workers start none
         self._stopped = False
@@ -153,9 +160,14 @@ class SynthesisScheduler:
         for thread in self._all_threads:
             thread.start()
 
-    def playback(self) -> Playback:
-        """A new listener's playback clock, on this scheduler's clock."""
-        return Playback(self.clock)
+    def playback(self, session: bool = False) -> Playback:
+        """A new listener's playback clock, on this scheduler's clock (``session``: see ``Playback``)."""
+        return Playback(self.clock, session)
+
+    def forget(self, playback: Playback) -> None:
+        """The listener left (its session ended): it is no longer engaged."""
+        with self._condition:
+            self._playing.discard(playback)
 
     def stream(
         self,
@@ -178,6 +190,7 @@ class SynthesisScheduler:
             playback = playback or self.playback()
             playback.streams.add(order)
             self._listeners.add(playback)
+            self._playing.discard(playback)
         return SegmentStream(self, iterator, playback, seconds, order, self.clock(), interrupt)
 
     def counters(self) -> SchedulerCounters:
@@ -193,22 +206,42 @@ class SynthesisScheduler:
                 round(self._load, 4),
             )
 
-    def admits(self, max_load: float | None) -> bool:
-        """Whether one more listener can be kept fed (admission control; always True when off).
+    def calibrate(self, load: float) -> None:
+        """Seed the measured load (compute seconds per audio second) with a start-up measurement, so
+        admission knows the engine's rate before the first listener (real steps update it)."""
+        if load > 0:
+            with self._condition:
+                self._load = load
 
-        The rule: with ``L`` the measured compute seconds per second of audio and ``n`` the listeners
-        being synthesized for now, a new one is admitted while ``(n + 1) * L <= max_load * workers``.
-        Before any audio was measured, or while no one is being synthesized for, everyone is admitted
-        (refusing then would help no one).
+    def engaged(self) -> list[Playback]:
+        """The engaged listeners: being synthesized for, or still playing (plus the hold) since."""
+        now = self.clock()
+        with self._condition:
+            self._playing = {
+                playback
+                for playback in self._playing
+                if playback.runs_out_at is not None and playback.runs_out_at + self._hold_s > now
+            }
+            return [*self._listeners, *self._playing]
+
+    def refusal(self, listener: Playback | None = None) -> str | None:
+        """Why a new listener cannot be admitted now (:mod:`kokoro_endpoint.admission`), or None.
 
         Args:
-            max_load: The share of the workers' time the listeners may need (e.g. 0.9); None is off.
+            listener: The asking listener's playback clock; one already engaged is no newcomer (the next
+                sentence of its answer) and is never refused.
         """
-        if max_load is None:
-            return True
+        engaged = self.engaged()
+        if listener is not None and listener in engaged:
+            return None
         with self._condition:
-            listeners, load = len(self._listeners), self._load
-        return listeners == 0 or (listeners + 1) * load <= max_load * len(self._threads)
+            load = self._load
+            views = [
+                Engaged(bool(playback.streams), playback.buffered_s())
+                for playback in engaged
+                if playback is not listener
+            ]
+        return self.rule.reason(load, views)
 
     def shutdown(self, timeout: float = 30.0) -> None:
         """Drop queued steps and wait up to ``timeout`` seconds for a running step to finish.
@@ -248,6 +281,8 @@ class SynthesisScheduler:
             playback.streams.discard(stream.order)
             if not playback.streams:
                 self._listeners.discard(playback)
+                if playback.session and stream.finished and playback.runs_out_at is not None:
+                    self._playing.add(playback)  # its answer may go on (a cancelled one does not)
 
     # worker ------------------------------------------------------------------------------------------
 

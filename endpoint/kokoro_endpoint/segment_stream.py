@@ -47,6 +47,7 @@ class SegmentStream[T]:
         since: When the request arrived, on the runner's clock (its first step is due then).
         order: The stream's creation order (older streams win ties).
         started: Whether a step of it has run.
+        finished: Whether it ended with its last step (not closed early).
     """
 
     def __init__(
@@ -63,6 +64,7 @@ class SegmentStream[T]:
         self.playback, self.seconds = playback, seconds
         self.since, self.order = since, order
         self.started = False  # a step of it has run
+        self.finished = False  # its last step ran (not closed early by a cancel)
         self._running: concurrent.futures.Future[Any] | None = None
         self._closed = False
 
@@ -112,6 +114,7 @@ class SegmentStream[T]:
         finally:
             self._running = None if future.done() else future
         if result is END:
+            self.finished = True
             self.close()
             return None
         return result  # type: ignore[no-any-return]

@@ -9,6 +9,7 @@ from pathlib import Path
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.limits import IDLE_TIMEOUT_S, MAX_SPEED, MAX_TEXT_CHARS, MIN_SPEED
 
+from kokoro_endpoint.admission import DEFAULT_MAX_LOAD
 from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.silence import SilencePolicy
 from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
@@ -51,10 +52,12 @@ class Settings:
         opening_lane: Under ``deadline``, a new request's first step runs at once on a lane of its own,
             pausing the running steps (they run again after it, with the same audio); False: it waits for
             the running step.
-        admission_max_load: Admission control, off when None: a new WebSocket session or
-            ``/invocations`` stream is refused with ``busy`` when ``(listeners + 1) x load`` would exceed
-            this share of the workers' time, ``load`` being the measured compute seconds per second of
-            audio (``SynthesisScheduler.admits``); e.g. 0.9.
+        admission_max_load: Admission control (:mod:`kokoro_endpoint.admission`), off when None: a new
+            listener (a WebSocket session, a session's new answer, an ``/invocations`` or
+            ``/v1/audio/speech`` stream) is refused with ``busy`` before any audio when
+            ``(listeners + 1) x load`` would exceed this share of the workers' time, ``load`` being the
+            engine's compute seconds per second of audio (measured at start-up, then from every step),
+            or when a listener being synthesized for has too little audio left to wait for it.
         close_timeout_s: How long session tasks get to finish when a session ends.
         clause_chars: Sentences longer than this are synthesized phrase by phrase, split at their clause
             punctuation, so their first audio comes sooner (seconds sooner on a CPU); None keeps every
@@ -84,7 +87,7 @@ class Settings:
     synthesis_workers: int = 1
     scheduling: str = "deadline"
     opening_lane: bool = True
-    admission_max_load: float | None = None
+    admission_max_load: float | None = DEFAULT_MAX_LOAD
     close_timeout_s: float = 5.0
     clause_chars: int | None = DEFAULT_CLAUSE_CHARS
     silence: SilencePolicy = field(default_factory=SilencePolicy)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
+from kokoro_endpoint.calibration import measure_load
 from kokoro_endpoint.capacity import Capacity
 from kokoro_endpoint.engines.interface import Engine
 from kokoro_endpoint.engines.loader import load_engine
@@ -46,7 +47,8 @@ class EndpointState:
         return self.capacity.in_use, self.capacity.limit, queued
 
     async def load(self) -> None:
-        """Load (if needed) and warm the engine on a thread; ``ready`` turns True when done.
+        """Load (if needed) and warm the engine on a thread, then (admission on) measure its rate for the
+        scheduler; ``ready`` turns True when done.
 
         Raises:
             Exception: whatever loading or warming raised (kept in ``load_error``).
@@ -58,6 +60,9 @@ class EndpointState:
                     load_engine, settings.engine, settings.model_dir, settings.torch_device, settings.voices
                 )
             await asyncio.to_thread(self.engine.warm_up)
+            if self.scheduler is not None and self.settings.admission_max_load is not None:
+                load = await asyncio.to_thread(measure_load, self.engine, self.settings)
+                self.scheduler.calibrate(load)
         except Exception as error:
             logger.exception("engine=<%s> | could not load the engine", self.settings.engine)
             self.load_error = error

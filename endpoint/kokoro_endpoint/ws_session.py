@@ -94,7 +94,7 @@ class BidiSession:
         self._bytes_per_second = engine.sample_rate * 2
         self._silence = settings.silence
         # The listener's playback clock, shared by the session's requests (deadline scheduling).
-        self._playback = scheduler.playback()
+        self._playback = scheduler.playback(session=True)
         self._setup_error: ErrorFrame | None = None
         try:
             self._silence = session_policy(settings.silence, getattr(websocket, "query_params", {}))
@@ -118,6 +118,7 @@ class BidiSession:
                     request.cancel()
             # Nothing else reads these tasks' exceptions: log them.
             await cancel_and_wait(tasks, self._settings.close_timeout_s, log_failures=True)
+            self._scheduler.forget(self._playback)
         logger.debug("session ended")
 
     # receive ---------------------------------------------------------------------------------------
@@ -182,6 +183,14 @@ class BidiSession:
             return result
         if self._unfinished >= self._settings.max_pending_requests:
             return ErrorFrame("busy", "Too many requests are waiting in this session.", result.request_id)
+        # A new answer (nothing owed, nothing playing) is a newcomer: refused before any audio when the
+        # engine cannot feed it beside the listeners it feeds now (the client resumes after a backoff).
+        refusal = None if self._unfinished else self._scheduler.refusal(self._playback)
+        if refusal is not None:
+            logger.info("request_id=<%s>, reason=<%s> | request refused", result.request_id, refusal)
+            return ErrorFrame(
+                "busy", f"The endpoint cannot keep one more listener fed ({refusal}).", result.request_id
+            )
         request = SessionRequest(result)
         self._unfinished += 1
         self._live[result.request_id].append(request)
@@ -197,6 +206,10 @@ class BidiSession:
             targets = list(self._live.get(request_id, ()))
         for request in targets:
             request.cancel()
+        if request_id is None:
+            # The listener dropped what it was owed (a barge-in): it no longer holds a place, so the
+            # caller's next answer, on a new session, is not refused because of this one.
+            self._scheduler.forget(self._playback)
         logger.debug("request_id=<%s>, cancelled=<%d> | cancel", request_id, len(targets))
 
     # produce ---------------------------------------------------------------------------------------

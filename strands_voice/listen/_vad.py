@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from pathlib import Path
 from typing import Any, Final, Protocol
 
@@ -45,8 +46,33 @@ def silero_model_path() -> Path:
     return candidates[-1]
 
 
+_SESSIONS: dict[Path, Any] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def _shared_session(path: Path) -> Any:
+    """One onnxruntime session per model file for every :class:`SileroVad` of the process (a call each):
+    the weights in memory once. A session's ``run`` is thread-safe; each VAD keeps its own state."""
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(path)
+        if session is None:
+            ort: Any = import_extra("onnxruntime")
+            options = ort.SessionOptions()
+            options.inter_op_num_threads = 1
+            options.intra_op_num_threads = 1
+            options.log_severity_level = 4
+            providers = ["CPUExecutionProvider"]
+            session = ort.InferenceSession(str(path), providers=providers, sess_options=options)
+            _SESSIONS[path] = session
+            logger.debug("path=<%s> | silero vad loaded", path)
+        return session
+
+
 class SileroVad:
     """Silero VAD (v6, the file faster-whisper ships) run frame by frame on onnxruntime, one thread.
+
+    Every instance of one model file shares its onnxruntime session (the state of the audio seen is each
+    instance's own), so a process with many calls holds the model once.
 
     Args:
         model_path: The ONNX file (default: :func:`silero_model_path`).
@@ -55,19 +81,10 @@ class SileroVad:
     frame_samples = _FRAME
 
     def __init__(self, model_path: Path | None = None) -> None:
-        ort: Any = import_extra("onnxruntime")
-        options = ort.SessionOptions()
-        options.inter_op_num_threads = 1
-        options.intra_op_num_threads = 1
-        options.log_severity_level = 4
-        path = model_path or silero_model_path()
-        self._session = ort.InferenceSession(
-            str(path), providers=["CPUExecutionProvider"], sess_options=options
-        )
+        self._session = _shared_session((model_path or silero_model_path()).resolve())
         self._h = np.zeros((1, 1, 128), dtype=np.float32)
         self._c = np.zeros((1, 1, 128), dtype=np.float32)
         self._context = np.zeros(_CONTEXT, dtype=np.float32)
-        logger.debug("path=<%s> | silero vad loaded", path)
 
     def reset(self) -> None:
         """Forget the audio seen so far."""

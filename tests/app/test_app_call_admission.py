@@ -65,7 +65,8 @@ async def listening(url: str, origin: str | None = None) -> bool:
 def test_a_foreign_page_cannot_open_a_call_and_the_own_page_and_a_phone_can(served: Any) -> None:
     from agentcore_app.call import CallAdmission
 
-    url, host = served(CallAdmission(allowed_origins=frozenset({"https://app.example.com"})))
+    # Calls back to back: a cap above one, so a call not yet counted out cannot refuse the next.
+    url, host = served(CallAdmission(max_calls=4, allowed_origins=frozenset({"https://app.example.com"})))
     assert not asyncio.run(listening(url, "https://evil.example.net"))
     assert asyncio.run(listening(url, f"http://{host}"))  # the page the app itself serves
     assert asyncio.run(listening(url, "https://app.example.com"))  # on the allow-list
@@ -87,6 +88,7 @@ def test_calls_past_the_cap_are_closed_as_busy_and_a_place_frees_when_one_ends(s
                 codes.append(None)  # listening: admitted
             except ConnectionClosed:
                 codes.append(ws.close_code)
+                assert (ws.close_reason or "").startswith("busy: this server holds 2 call(s)")
         for ws in sockets:
             await ws.close()
         await asyncio.sleep(0.5)
@@ -94,6 +96,23 @@ def test_calls_past_the_cap_are_closed_as_busy_and_a_place_frees_when_one_ends(s
 
     codes, later = asyncio.run(flood())
     assert codes == [None, None, 1013, 1013, 1013] and later
+
+
+def test_a_call_past_the_cap_reads_why() -> None:
+    from agentcore_app.call import busy_reason
+
+    reason = busy_reason(16)
+    assert reason.startswith("busy") and "16 call(s)" in reason
+    assert len(reason.encode()) <= 123  # what a WebSocket close reason holds
+
+
+def test_the_default_cap_is_the_measured_calls_per_core_times_the_cores() -> None:
+    from agentcore_app.call import CALLS_PER_CORE, CallAdmission, default_max_calls
+
+    assert default_max_calls(8) == int(CALLS_PER_CORE * 8)
+    assert default_max_calls(1) >= 1  # a machine always takes one call
+    assert CallAdmission.from_env({}).max_calls == default_max_calls()
+    assert CallAdmission.from_env({"CALL_MAX_CALLS": "3"}).max_calls == 3
 
 
 def test_a_frame_larger_than_a_call_takes_is_refused_before_start(served: Any) -> None:

@@ -207,12 +207,14 @@ def test_the_onnx_engine_stops_its_running_decoder_call(onnx_engine: Any) -> Non
 def test_a_cancel_frees_the_engine_for_the_sessions_next_request() -> None:
     from kokoro_endpoint.app import create_app
     from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.settings import Settings
     from strands_voice_protocol.frames import Cancel, Synthesize, encode_client_message
     from support.leg1_client import collect
     from websockets.asyncio.client import connect
 
     engine = BlockingEngine()
-    with running_server(create_app(engine=engine)) as server:  # type: ignore[arg-type]
+    settings = Settings(admission_max_load=None)  # no start-up measurement: this engine blocks on purpose
+    with running_server(create_app(engine=engine, settings=settings)) as server:  # type: ignore[arg-type]
 
         async def run() -> None:
             async with connect(server.ws_url) as ws:

@@ -32,7 +32,9 @@ def recorder(onnx_engine: Any) -> RecordingEngine:
 
 @pytest.fixture(scope="module")
 def limited_server(recorder: RecordingEngine) -> Iterator[RunningServer]:
-    settings = Settings(max_sessions=2, max_pending_requests=3, idle_timeout_s=60.0)
+    # Admission off: these tests are about the session limits and the scheduler's turns, which admission
+    # would pre-empt (tests/endpoint/test_endpoint_admission.py).
+    settings = Settings(max_sessions=2, max_pending_requests=3, idle_timeout_s=60.0, admission_max_load=None)
     with running_server(create_app(engine=recorder, settings=settings)) as server:
         yield server
 

@@ -17,6 +17,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
+from kokoro_endpoint.admission import DEFAULT_MIN_BUFFER_S, AdmissionRule, Engaged
 from kokoro_endpoint.playback import Playback
 from kokoro_endpoint.scheduler import SegmentStream, SynthesisScheduler
 from strands_voice_protocol.errors import ConfigurationError
@@ -230,20 +231,96 @@ def test_admission_refuses_a_listener_the_measured_load_cannot_feed() -> None:
         yield 0.01
 
     async def run() -> None:
-        scheduler = SynthesisScheduler(1)
+        time_ = FakeTime()
+        scheduler = SynthesisScheduler(1, clock=time_.clock, admission=0.9, hold_s=1.0)
+        unchecked = SynthesisScheduler(1, clock=time_.clock, admission=None)
         try:
-            assert scheduler.admits(0.9)  # nothing measured yet
-            stream = scheduler.stream(slow(), seconds=float)
+            assert scheduler.refusal() is None  # no one to protect
+            stream = scheduler.stream(slow(), scheduler.playback(session=True), seconds=float)
             assert await stream.next() == 0.01
             assert scheduler.counters().load >= 4.0
-            assert not scheduler.admits(0.9)
-            assert scheduler.admits(None)  # off by default
-            stream.close()
-            assert scheduler.admits(0.9)  # no one is being synthesized for: refusing helps no one
+            assert scheduler.refusal() is not None
+            assert scheduler.refusal(stream.playback) is None  # its own next sentence is no newcomer
+            assert await stream.next() == 0.01
+            assert await stream.next() is None  # its last step ran: the stream closed
+            # Its audio still plays (and the hold after it): it is still engaged.
+            assert scheduler.refusal() is not None
+            time_.now = 0.02 + 1.0 - 0.001
+            assert scheduler.refusal() is not None
+            time_.now = 0.02 + 1.0 + 0.001
+            assert scheduler.refusal() is None  # played out: refusing helps no one
+            # An HTTP stream's listener: engaged only while streamed.
+            again = scheduler.stream(slow(), seconds=float)
+            assert await again.next() == 0.01
+            assert scheduler.refusal() is not None
+            again.close()
+            assert scheduler.refusal() is None
+            session = scheduler.playback(session=True)
+            last = scheduler.stream(slow(), session, seconds=float)
+            assert [await last.next() for _ in range(3)] == [0.01, 0.01, None]
+            assert scheduler.refusal() is not None
+            scheduler.forget(session)  # its session ended
+            assert scheduler.refusal() is None
+            other = unchecked.stream(slow(), seconds=float)
+            assert await other.next() == 0.01
+            assert unchecked.refusal() is None  # off
+            other.close()
         finally:
             scheduler.shutdown()
+            unchecked.shutdown()
 
     asyncio.run(run())
+
+
+def test_a_calibrated_scheduler_refuses_before_any_step_ran() -> None:
+    time_ = FakeTime()
+    scheduler = SynthesisScheduler(1, clock=time_.clock, admission=0.8)
+    try:
+        scheduler.calibrate(0.35)  # the engine's measured rate: 0.8 / 0.35 -> two listeners fed
+        first, second = scheduler.playback(), scheduler.playback()
+        first.add(5.0)
+        assert scheduler.counters().load == 0.35
+        streams = [scheduler.stream(iter([1.0]), first)]
+        assert scheduler.refusal() is None  # the second of two
+        streams.append(scheduler.stream(iter([1.0]), second))
+        second.add(5.0)
+        assert scheduler.refusal() == "the engine feeds 2 listener(s) in real time here and 2 are listening"
+        for stream in streams:
+            stream.close()
+    finally:
+        scheduler.shutdown()
+
+
+def test_a_listener_with_a_thin_buffer_is_not_made_to_wait_for_a_newcomer() -> None:
+    time_ = FakeTime()
+    scheduler = SynthesisScheduler(1, clock=time_.clock, admission=0.8)
+    try:
+        scheduler.calibrate(0.1)
+        listener = scheduler.playback()
+        stream = scheduler.stream(iter([1.0]), listener)
+        assert scheduler.refusal() is not None  # its first audio is not made yet
+        listener.add(DEFAULT_MIN_BUFFER_S)
+        assert scheduler.refusal() is None
+        time_.now = 0.1  # a tenth of a second played: less left than a newcomer's first step may take
+        assert scheduler.refusal() is not None
+        stream.close()
+    finally:
+        scheduler.shutdown()
+
+
+def test_the_admission_rule() -> None:
+    rule = AdmissionRule(0.8, workers=2, min_buffer_s=1.0)
+    fed = Engaged(synthesizing=True, buffered_s=2.0)
+    assert rule.listeners_fed(0.4) == 4
+    assert rule.reason(0.4, [fed] * 3) is None
+    assert rule.reason(0.4, [fed] * 4) is not None
+    assert rule.reason(0.0, [fed] * 40) is None  # nothing measured: the rate says nothing
+    assert rule.reason(0.4, []) is None
+    assert rule.reason(0.4, [Engaged(True, 0.5)]) is not None
+    assert rule.reason(0.4, [Engaged(False, 0.5)]) is None  # only playing: no step of it to delay
+    assert AdmissionRule(None).reason(10.0, [fed] * 40) is None
+    with pytest.raises(ConfigurationError):
+        AdmissionRule(0.0)
 
 
 def test_an_unknown_policy_is_a_configuration_error() -> None:

@@ -6,7 +6,8 @@
   and always closes it. The entrypoint returns it: ``BedrockAgentCoreApp`` passes a returned Starlette
   ``Response`` through unchanged.
 - :class:`JsonBodyGuard`: an ASGI middleware (``BedrockAgentCoreApp(middleware=...)``) that bounds every
-  ``POST`` body (413, before it is read whole) and answers a ``POST /invocations`` that is not
+  ``POST`` body (413, before it is read whole; the rest is discarded, bounded, so the client reads the
+  answer) and answers a ``POST /invocations`` that is not
   ``application/json`` (415: a cross-site form can post only ``text/plain`` or form types) or not JSON
   (400) with one Leg 3 ``error`` event, where the base class would echo the parser's exception text (or
   answer 500 on JSON nested too deep).
@@ -25,6 +26,7 @@ import anyio
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strands_voice_protocol.aio.drain import respond_then_drain
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import TextEncodingError
 from strands_voice_protocol.events import ErrorEvent, Event, EventBuilder
@@ -214,8 +216,15 @@ class JsonBodyGuard:
         return bytes(body)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """413, then the rest of the body discarded (bounded) before the connection closes, so a client
+        that sends it all before reading reads the answer (:mod:`strands_voice_protocol.aio.drain`)."""
         message = f"the request body is larger than {self.max_body_bytes} bytes"
-        await _refuse(413, "invalid_request", message, _CLOSE)(scope, receive, send)
+        refusal = _refuse(413, "invalid_request", message, _CLOSE)
+
+        async def respond(inner_send: Send) -> None:
+            await refusal(scope, receive, inner_send)
+
+        await respond_then_drain(respond, scope, receive, send)
 
 
 def _refuse(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

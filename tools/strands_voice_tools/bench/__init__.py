@@ -117,6 +117,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --peers: run both peers on that older instruction set's kernels, emulated here "
         "(Linux x86-64 with CPUID faulting and a C compiler)",
     )
+    _add_capacity_arguments(parser)
+
+
+def _add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--calls`` (with ``--talk``) and ``--soak``: how many calls a machine holds, and what they leave."""
+    parser.add_argument(
+        "--calls",
+        metavar="N,N,...",
+        type=_session_counts,
+        default=None,
+        help="with --talk: N spoken calls at once to one app and endpoint, per N (e.g. 1,2,4): "
+        "voice-to-voice, end of turn and barge-in p50/p95, and the calls this machine holds (listen group)",
+    )
+    parser.add_argument(
+        "--soak",
+        metavar="CALLS",
+        type=int,
+        default=None,
+        help="only the soak: CALLS calls one after another, then CALLS 4 at a time, each two turns and a "
+        "hang-up, against the app in its own process; its memory, open files, sockets, threads, temp files",
+    )
 
 
 def _session_counts(value: str) -> tuple[int, ...]:
@@ -151,6 +172,11 @@ def run(args: argparse.Namespace) -> int:
         # The AgentCore app logs every invocation at INFO; the table is what matters here.
         logging.getLogger("bedrock_agentcore").setLevel(logging.WARNING)
 
+    if getattr(args, "soak", None):
+        from strands_voice_tools.bench.soak import format_soak, soak
+
+        results = asyncio.run(soak(args.soak, _progress))
+        return _report(args, results, format_soak(results), None, lambda _run, _path: None)
     if getattr(args, "schedule", False):
         return _run_schedule(args, plot_path)
     if getattr(args, "talk", False):
@@ -236,6 +262,12 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     quick = bool(getattr(args, "quick", False))
     if getattr(args, "peers", False):
         return _run_talk_peers(args, plot_path, quick)
+    if getattr(args, "calls", None):
+        from strands_voice_tools.bench.talk_capacity import bench_capacity, format_capacity
+
+        trials = getattr(args, "trials", None) or 1
+        results = asyncio.run(bench_capacity(args.calls, _progress, trials=trials))
+        return _report(args, results, format_capacity(results), None, lambda _run, _path: None)
     trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:

@@ -30,7 +30,7 @@ from agentcore_app.conversation import InvalidSessionIdError, one_off_session_id
 
 from ..answering import Answering
 from ..config import call_recognizer_from_env
-from ._admission import DEFAULT_MAX_CALLS, CallAdmission
+from ._admission import CALLS_PER_CORE, DEFAULT_MAX_CALLS, CallAdmission, busy_reason, default_max_calls
 from ._call import Call
 from ._frames import MAX_FRAME_BYTES, CallFrames, CallLimits
 from ._listening import CallListener, ListenerFactory, TurnClock, TurnTiming, default_listener_factory
@@ -38,6 +38,7 @@ from ._phone import PhoneLine
 from ._socket import CallSocket, Replayed
 
 __all__ = [
+    "CALLS_PER_CORE",
     "DEFAULT_MAX_CALLS",
     "MAX_FRAME_BYTES",
     "TWILIO_PATH",
@@ -52,7 +53,9 @@ __all__ = [
     "TurnClock",
     "TurnTiming",
     "add_call_route",
+    "busy_reason",
     "default_listener_factory",
+    "default_max_calls",
 ]
 
 logger = logging.getLogger(__name__)
@@ -126,7 +129,8 @@ async def _admitted(websocket: WebSocket, door: CallAdmission) -> bool:
         return False
     await websocket.accept()
     if not door.enter():
-        await websocket.close(status.WS_1013_TRY_AGAIN_LATER, "busy")
+        logger.info("calls=<%d> | a call past the cap was refused", door.open_calls)
+        await websocket.close(status.WS_1013_TRY_AGAIN_LATER, busy_reason(door.max_calls))
         return False
     return True
 

@@ -7,7 +7,10 @@ own (the ``Host`` it was sent to) nor on the allow-list is refused before it is 
 client that sends no ``Origin`` (not a browser: a phone gateway, a test) is let in.
 
 Each call holds a VAD, a recognizer's turn and an answer: past ``max_calls`` at once, a new call is
-accepted only to be closed with 1013 (try again later, the protocol's "busy").
+accepted only to be closed with 1013 (try again later, the protocol's "busy") and a reason. The default
+cap is measured, not guessed: ``strands-voice bench --talk --calls 1,2,4`` finds the most calls at once
+whose voice-to-voice p95 stays at or under 1.5 s; :data:`CALLS_PER_CORE` is that figure per core
+(docs/benchmarks.md), and the cap is it times this machine's cores.
 """
 
 from __future__ import annotations
@@ -20,10 +23,25 @@ from urllib.parse import urlsplit
 
 from strands_voice_protocol.errors import ConfigurationError
 
-__all__ = ["DEFAULT_MAX_CALLS", "CallAdmission"]
+__all__ = ["CALLS_PER_CORE", "DEFAULT_MAX_CALLS", "CallAdmission", "busy_reason", "default_max_calls"]
 
-#: Calls served at once by one process, by default (a 2-core machine hears about this many callers).
-DEFAULT_MAX_CALLS: Final = 16
+#: Spoken calls one core holds with voice-to-voice p95 <= 1.5 s, measured by ``bench --talk --calls``
+#: (docs/benchmarks.md: one call on a 2-core machine).
+CALLS_PER_CORE: Final = 0.5
+
+
+def default_max_calls(cores: int | None = None) -> int:
+    """The measured calls per core times ``cores`` (None: this machine's), at least one."""
+    return max(1, int(CALLS_PER_CORE * (cores or os.cpu_count() or 1)))
+
+
+#: Calls served at once by one process, by default: :func:`default_max_calls` on this machine.
+DEFAULT_MAX_CALLS: Final = default_max_calls()
+
+
+def busy_reason(max_calls: int) -> str:
+    """The close reason of a call past the cap (a WebSocket close reason: at most 123 bytes)."""
+    return f"busy: this server holds {max_calls} call(s) at once; try again shortly"
 
 
 @dataclass
