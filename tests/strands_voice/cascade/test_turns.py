@@ -32,8 +32,11 @@ class Host:
     def emit(self, event: BidiOutputEvent, /) -> None:
         self.emitted.append(event)
 
-    def start_answer(self, answer_id: str, prompt: str) -> None:
-        self.calls.append(("start", answer_id, prompt))
+    def start_answer(self, answer_id: str, prompt: str, *, held: bool = False) -> None:
+        self.calls.append(("hold start" if held else "start", answer_id, prompt))
+
+    def release_answer(self, answer_id: str) -> None:
+        self.calls.append(("release", answer_id))
 
     def hold_answer(self, answer_id: str, hold: bool) -> None:
         self.calls.append(("hold" if hold else "resume", answer_id))
