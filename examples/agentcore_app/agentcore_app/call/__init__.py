@@ -16,7 +16,7 @@ from starlette import status
 from starlette.websockets import WebSocket
 
 from ..answering import Answering
-from ..config import call_recognizer_from_env
+from ..config import call_recognizer_from_env, call_speculate_from_env
 from ._admission import DEFAULT_MAX_CALLS, CallAdmission
 from ._call import Call
 from ._frames import MAX_FRAME_BYTES, CallFrames, CallLimits
@@ -65,6 +65,11 @@ def add_call_route(
             return
         try:
             session_id = context.session_id or websocket.query_params.get("session_id")
-            await Call(websocket, session_id, answering, factory, limits or CallLimits()).run()
+            await Call(websocket, session_id, answering, factory, limits or _limits()).run()
         finally:
             door.leave()
+
+
+def _limits() -> CallLimits:
+    """The default limits, with ``CALL_SPECULATE``."""
+    return CallLimits(speculate=call_speculate_from_env())

@@ -101,28 +101,25 @@ class HeldAnswer:
     async def events(
         self, events: AsyncGenerator[Event, None], voice: VoiceCallbackHandler
     ) -> AsyncGenerator[Event, None]:
-        """``events`` once released; until then they are read (the answer is made) and kept, its speech
-        held from its first event so that its heard count starts when the caller hears it."""
-        kept: asyncio.Queue[Event | None] = asyncio.Queue()
-
-        async def read() -> None:
-            try:
-                async for event in events:
-                    if event["type"] == "agent_start" and not self.released.is_set():
-                        voice.pause()
-                    kept.put_nowait(event)
-            finally:
-                kept.put_nowait(None)
-
-        reader = asyncio.create_task(read(), name="call-held-answer")
+        """``events`` once released. Until then the answer is made but held: its speech is paused from
+        its first event (``agent_start``), so what it makes waits in its queue, undelivered, and its heard
+        count starts when the caller hears it."""
+        first = await anext(events, None)
+        if first is None:
+            return
+        if first["type"] == "agent_start" and not self.released.is_set():
+            voice.pause()
+        making = asyncio.ensure_future(anext(events, None))  # the agent starts: its events wait held
         try:
             await self.released.wait()
             voice.resume()
-            while (event := await kept.get()) is not None:
+            yield first
+            event = await making
+            while event is not None:
                 yield event
-            await reader
+                event = await anext(events, None)
         finally:
-            await cancel_and_wait([reader], 5.0)
+            await cancel_and_wait([making], 5.0)
             await events.aclose()
 
 

@@ -104,7 +104,10 @@ class Call:
         self.answering = answering
         self.listener_factory = listener_factory
         self.frames = frames.CallFrames(limits, CallEventBuilder())
-        core = TurnTaking(turn_settings or TurnSettings(max_prompt_chars=limits.max_prompt_chars))
+        core = TurnTaking(
+            turn_settings
+            or TurnSettings(max_prompt_chars=limits.max_prompt_chars, speculate=limits.speculate)
+        )
         self.turns = TurnLoop(core, self._perform_turn, self._note)
         self.outbox = Outbox(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
