@@ -183,7 +183,7 @@ async def _send(
     voice: VoiceCallbackHandler,
     heard: Callable[[], None],
     *,
-    words: bool,
+    words: bool = True,
 ) -> tuple[float | None, bool]:
     """The answer's events out (``words`` events only if the caller asked for them), its audio paced to
     the caller's playback; returns when its first audio went out, and whether it was interrupted."""
