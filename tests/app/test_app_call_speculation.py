@@ -118,48 +118,55 @@ def test_the_held_out_call_answers_once_per_question_and_remembers_what_was_hear
     assert "words" not in caller.order  # word timings were asked for the memory, not sent unasked
 
 
-async def two_parts_then_thanks(url: str, log: Any, *, speculating: bool) -> Caller:
-    """ONE [pause] TWO in one breath, answered; then "Thanks." (its request shows the history)."""
+async def two_parts_then_thanks(url: str, log: Any, *, pause_s: float, wait: bool, answers: int) -> Caller:
+    """ONE [pause] TWO, answered; then "Thanks." (its request shows the history); ``answers`` in all.
+    ``wait``: the caller goes on only once the model was asked about ONE."""
     caller = await Caller.listening(url)
-    await caller.speak(tone(1.0) + silence(0.2))
-    if speculating:
-        await asked(log, 1)  # the held answer to ONE alone is being written when the caller goes on
+    await caller.speak(tone(1.0) + silence(pause_s))
+    if wait:
+        await asked(log, 1)  # an answer to ONE alone is being written when the caller goes on
     await caller.speak(tone(1.0) + silence(0.8))
-    await caller.wait_for("agent_end", within_s=60)
+    await caller.wait_for("agent_end", count=answers - 1, within_s=90)
     await caller.speak(tone(0.6) + silence(0.8))
-    await caller.wait_for("agent_end", count=2, within_s=60)
+    await caller.wait_for("agent_end", count=answers, within_s=90)
     await caller.close()
     return caller
 
 
-def test_a_dropped_speculation_leaves_no_trace_and_the_setting_turns_it_off(endpoint_server: Any) -> None:
-    """With speculation on, a pause followed by more words costs a model call that leaves nothing; off,
-    the answer is asked for once, when the turn ends."""
+@pytest.mark.parametrize(
+    ("speculate", "pause_s", "requests", "starts"),
+    [
+        (True, 0.2, 3, 2),  # the pause's held answer dropped in silence: one more model call, no event
+        (False, 0.2, 2, 2),  # off: one call per question
+        (False, 0.6, 3, 3),  # off, the turn ended at the pause: its answer, not yet heard, is dropped
+    ],
+)
+def test_a_dropped_answer_leaves_no_trace_in_the_history(
+    endpoint_server: Any, speculate: bool, pause_s: float, requests: int, starts: int
+) -> None:
+    """Whether dropped held (speculation on) or dropped pending (the turn had ended), the answer to the
+    first part leaves nothing in the agent's history: the question once, no "…" turn."""
     from agentcore_app.app import create_app
     from agentcore_app.call import CallLimits
     from agentcore_app.conversation import ConversationStore
     from kokoro_endpoint.runner import running_server
     from strands_voice_tools.openai_stand_in import strands_messages
 
-    requests: dict[bool, int] = {}
-    for speculating in (True, False):
-        model = ScriptedModel(text="Okay.", first_sentence_s=0.5, total_s=0.6)
-        with served_openai_model(model) as (openai, log):
-            app = create_app(
-                tts_url=endpoint_server.ws_url,
-                model=openai,
-                conversation_store=ConversationStore(kind="none"),
-                listener_factory=said_listeners([ONE, TWO, "Thanks."]),
-                call_limits=CallLimits(speculate=speculating),
-            )
-            with running_server(app) as server:
-                url = server.base_url.replace("http://", "ws://") + "/ws"
-                call = two_parts_then_thanks(url, log, speculating=speculating)
-                caller = asyncio.run(asyncio.wait_for(call, 150))
-        last = strands_messages(log.requests[-1].body["messages"])
-        history = [(m["role"], words(str(m["content"][0]["text"]))) for m in last]
-        assert history == [("user", words(f"{ONE} {TWO}")), ("assistant", ["okay"]), ("user", ["thanks"])]
-        assert len(caller.of("agent_start")) == 2 and not caller.of("interrupted")
-        requests[speculating] = len(log.requests)
-    # The speculation cost one more model call: the one for the first part, dropped.
-    assert requests == {True: 3, False: 2}
+    # Slow to its first sentence: an answer asked for at the pause is not heard before the caller goes on.
+    model = ScriptedModel(text="Okay.", first_sentence_s=2.0, total_s=2.1)
+    with served_openai_model(model) as (openai, log):
+        app = create_app(
+            tts_url=endpoint_server.ws_url,
+            model=openai,
+            conversation_store=ConversationStore(kind="none"),
+            listener_factory=said_listeners([ONE, TWO, "Thanks."]),
+            call_limits=CallLimits(speculate=speculate),
+        )
+        with running_server(app) as server:
+            url = server.base_url.replace("http://", "ws://") + "/ws"
+            call = two_parts_then_thanks(url, log, pause_s=pause_s, wait=requests == 3, answers=starts)
+            caller = asyncio.run(asyncio.wait_for(call, 150))
+    last = strands_messages(log.requests[-1].body["messages"])
+    history = [(m["role"], words(str(m["content"][0]["text"]))) for m in last]
+    assert history == [("user", words(f"{ONE} {TWO}")), ("assistant", ["okay"]), ("user", ["thanks"])]
+    assert len(log.requests) == requests and len(caller.of("agent_start")) == starts
