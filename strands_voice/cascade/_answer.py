@@ -19,9 +19,7 @@ delivered:
   event's ``heard_text``), and the same text in the model's conversation;
 - a tool call -> ``BidiToolUseBlocksEvent``; the answer waits for the results ``BidiAgent`` sends back,
   then the model goes on, while the words written before the call are being spoken.
-
-A held answer (a speculation) emits nothing until :meth:`SpokenAnswer.release` (``_held``); dropped
-before that, it ends in silence: its model request cancelled, not one event emitted, no message left.
+- held (a speculation): nothing emitted until :meth:`SpokenAnswer.release`; dropped first, not one event.
 """
 
 from __future__ import annotations
