@@ -18,7 +18,9 @@ figure the median of trials after a warm-up, modes alternated trial by trial:
 ``--talk`` measures only ``VoiceCascade`` (:mod:`strands_voice_tools.bench.talk`): voice-to-voice latency,
 split, and the barge-in reaction, with spoken questions at real-time speed; then its turn-taking in spoken
 calls (:mod:`strands_voice_tools.bench.talk_calls`): its turn model beside its silence timer on paused
-sentences, backchannels, noises and interruptions. ``--talk --peers`` makes the same calls to strands-voice
+sentences, backchannels, noises and interruptions; then speculative answers on and off, through
+``BidiAgent`` and ``/ws`` (:mod:`strands_voice_tools.bench.talk_speculation`: voice-to-voice and model
+calls; ``--talk --speculation`` runs only those). ``--talk --peers`` makes the same calls to strands-voice
 (``VoiceCascade`` under ``BidiAgent``, and the example app's ``WS /ws``) and to a Pipecat pipeline on the
 same models, each in its own process, alternated call by call.
 
@@ -84,6 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--talk",
         action="store_true",
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
+    )
+    parser.add_argument(
+        "--speculation",
+        action="store_true",
+        help="with --talk: only voice-to-voice and model calls with speculative answers and without, "
+        "through BidiAgent and /ws",
     )
     parser.add_argument(
         "--schedule",
@@ -233,6 +241,8 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     quick = bool(getattr(args, "quick", False))
     if getattr(args, "peers", False):
         return _run_talk_peers(args, plot_path, quick)
+    if getattr(args, "speculation", False):
+        return _run_talk_speculation(args, quick)
     trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:
@@ -245,8 +255,26 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
 
         write_talk_plot(run, path, _import_pyplot())
 
+    from strands_voice_tools.bench.talk_speculation import bench_speculation, format_speculation
+
+    results["speculation"] = asyncio.run(bench_speculation(calls.trials, _progress))
     table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
+    table += f"\n\n{format_speculation(results['speculation'])}"
     return _report(args, results, table, plot_path, write_plot)
+
+
+def _run_talk_speculation(args: argparse.Namespace, quick: bool) -> int:
+    """``--talk --speculation``: voice-to-voice and model calls, speculation on and off, cascade and /ws."""
+    from strands_voice_tools.bench.talk_speculation import bench_speculation, format_speculation
+
+    trials = getattr(args, "trials", None) or (1 if quick else 3)
+    from strands_voice_tools.machine import describe_machine
+
+    results = {"kind": "talk-speculation", **asyncio.run(bench_speculation(trials, _progress))}
+    results["machine"] = describe_machine()
+    print(format_speculation(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    return 0
 
 
 def _run_talk_peers(args: argparse.Namespace, plot_path: Path | None, quick: bool) -> int:
