@@ -87,12 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
     )
-    parser.add_argument(
-        "--speculation",
-        action="store_true",
-        help="with --talk: only voice-to-voice and model calls with speculative answers and without, "
-        "through BidiAgent and /ws",
-    )
+    parser.add_argument("--speculation", action="store_true", help="with --talk: only speculation on/off")
     parser.add_argument(
         "--schedule",
         action="store_true",
