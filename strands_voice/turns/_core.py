@@ -74,6 +74,7 @@ class _Caller:
     in_turn: bool = False  # between SpeechStarted and TurnEnded
     sounding: bool = False  # making a sound now (an onset or speech, not a pause)
     silent_since: float = 0.0
+    words: str = ""  # a streaming engine's words while the caller speaks (since they last spoke again)
 
 
 @dataclass
@@ -178,6 +179,7 @@ class TurnTaking:
 
     def _speech_started(self, event: SpeechStarted, now: float) -> list[TurnAction]:
         self._caller.in_turn = self._caller.sounding = True
+        self._caller.words = ""
         actions: list[TurnAction] = [ShowSpeechStart(event.at_s)]
         answer, before = self._answer, self.phase
         if answer is not None and before in (Phase.PENDING, Phase.HELD) and self._move(Move.CALLER_SPEAKS):
@@ -190,16 +192,18 @@ class TurnTaking:
 
     def _paused(self, event: SpeechPaused, now: float) -> list[TurnAction]:
         self._caller.sounding, self._caller.silent_since = False, now
-        return []
+        # A streaming engine's words, heard up to the pause, are the words at it (until newer ones come).
+        return self._speculate(self._caller.words) if self._caller.words else []
 
     def _resumed(self, event: SpeechResumed, now: float) -> list[TurnAction]:
-        self._caller.sounding = True
+        self._caller.sounding, self._caller.words = True, ""
         return self._withdraw()  # the caller goes on: a held answer was not for their turn
 
     def _turn_ended(self, event: TurnEnded, now: float) -> list[TurnAction]:
         if self._caller.sounding:
             self._caller.silent_since = now
         self._caller.in_turn = self._caller.sounding = False
+        self._caller.words = ""
         return []
 
     def _transcript(self, event: Transcript, now: float) -> list[TurnAction]:
@@ -213,6 +217,9 @@ class TurnTaking:
                 return shown + self._ask(text, spoken=True)
             return shown + self._stop() + self._speculate(text)
         shown = [ShowTranscript(event.text, event.final, event.end_of_turn)]
+        if not event.final and self._caller.sounding:
+            self._caller.words = text
+            return shown
         if not event.final:
             return shown + self._withdraw(unless=text) + self._speculate(text)
         if (

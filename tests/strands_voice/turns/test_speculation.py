@@ -201,3 +201,16 @@ def test_a_held_answer_that_ended_leaves_the_turn_to_be_asked_for_when_it_ends()
     assert drive(core, ends(0.0, 1.5, "What does it cost?"))[-1] == StartAnswer(
         "answer-2", "What does it cost?", spoken=True
     )
+
+
+def test_a_streaming_engines_words_heard_up_to_the_pause_are_asked_for_at_the_pause() -> None:
+    core = TurnTaking()
+    drive(core, [(0.0, SpeechOnset(0.0)), (0.2, SpeechStarted(0.0))])
+    drive(core, [(0.9, Transcript("What does it cost?", final=False))])  # while the caller speaks
+    assert drive(core, [(1.5, SpeechPaused(1.5))]) == [
+        StartAnswer("answer-1", "What does it cost?", spoken=True, held=True)
+    ]
+    # The same words again at the pause keep it; the caller going on drops it and forgets those words.
+    assert drive(core, [(1.7, Transcript("What does it cost?", final=False))])[1:] == []
+    assert drive(core, [(2.0, SpeechResumed(2.0))]) == [DropAnswer("answer-1")]
+    assert drive(core, [(2.8, SpeechPaused(2.8))]) == []
