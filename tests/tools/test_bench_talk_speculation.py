@@ -19,6 +19,7 @@ def test_model_calls_are_counted_per_answered_turn_and_voice_to_voice_on_questio
     summary = _system_figures(figures, model_calls=6)
     assert summary["turns"] == 4 and summary["model_calls_per_turn"] == 1.5
     assert summary["voice_to_voice_ms"]["median"] == 800.0
+    assert summary["after_turn_end_ms"]["median"] == 550.0
     assert summary["cut_mid_sentence"] == 0
 
 

@@ -43,9 +43,16 @@ _TURNS: Final = ("question", "interruption", "paused")
 def _system_figures(figures: list[UtteranceFigures], model_calls: int) -> dict[str, Any]:
     questions = [figure for figure in figures if figure.kind == "question"]
     turns = sum(1 for figure in figures if figure.kind in _TURNS)
+    after = [
+        figure.voice_to_voice_s - figure.end_of_turn_s
+        for figure in questions
+        if figure.voice_to_voice_s is not None and figure.end_of_turn_s is not None
+    ]
     return {
         "voice_to_voice_ms": ms_summary([figure.voice_to_voice_s for figure in questions]),
         "end_of_turn_ms": ms_summary([figure.end_of_turn_s for figure in questions]),
+        # What speculation changes: from the turn's end (its final transcript) to the answer's first sound.
+        "after_turn_end_ms": ms_summary(list(after)),
         "model_calls": model_calls,
         "turns": turns,
         "model_calls_per_turn": round(model_calls / turns, 2) if turns else None,
@@ -121,15 +128,19 @@ def format_speculation(results: dict[str, Any]) -> str:
     lines = [
         f"Speculative answers, {results['trials']} calls each (voice-to-voice on questions: median, p95)",
         "",
-        f"{'system':<28}{'voice-to-voice':>16}{'end of turn':>13}{'model calls':>13}{'per turn':>10}",
+        f"{'system':<28}{'voice-to-voice':>16}{'end of turn':>13}{'then sound':>12}{'model calls':>13}"
+        f"{'per turn':>10}",
     ]
     for system in results["systems"]:
-        v2v, eot = system["voice_to_voice_ms"], system["end_of_turn_ms"]
+        v2v, eot, after = (
+            system[key] for key in ("voice_to_voice_ms", "end_of_turn_ms", "after_turn_end_ms")
+        )
         v2v_text = "-" if v2v is None else f"{v2v['median']:.0f} / {v2v['p95']:.0f}"
         eot_text = "-" if eot is None else f"{eot['median']:.0f}"
+        after_text = "-" if after is None else f"{after['median']:.0f}"
         per_turn = "-" if system["model_calls_per_turn"] is None else f"{system['model_calls_per_turn']:.2f}"
         lines.append(
-            f"{system['name']:<28}{v2v_text:>16}{eot_text:>13}"
+            f"{system['name']:<28}{v2v_text:>16}{eot_text:>13}{after_text:>12}"
             f"{system['model_calls']:>6} / {system['turns']:<4}{per_turn:>10}"
         )
     return "\n".join(lines)
