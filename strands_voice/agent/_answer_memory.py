@@ -19,6 +19,12 @@ order, and the agent's next invocation waits for it before Strands stores its ne
 
 When nothing at all was heard the answer is :data:`NOTHING_HEARD` (an ellipsis): model APIs refuse a
 blank message (Bedrock's Converse rejects an empty text block), and the conversation must stay usable.
+
+An answer dropped before anything of it was heard (:meth:`AnswerMemory.dropped`: the caller went on, or
+it was a speculation on a turn that was not over) leaves no trace: its agent is cancelled and every
+message its invocation added (the question included: the next turn asks it again, joined to what the
+caller added) is taken out of ``agent.messages`` once the invocation has ended (at the latest when the
+agent's next invocation starts, for one stopped by force). No ellipsis turn, no question asked twice.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent
+from strands.hooks import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
 
 from strands_voice.agent._model_cancel import cancel_model_streams
 
@@ -164,6 +170,8 @@ class AnswerMemory:
         self._lock = threading.Lock()
         self._running = True
         self._heard: str | None = None
+        self._dropped = False
+        self._added: list[Message] = []  # what the invocation added to agent.messages
 
     @property
     def heard(self) -> str | None:
@@ -177,10 +185,44 @@ class AnswerMemory:
         if write is not None and write is not _no_store:
             self._writes.run(write)
 
+    def added(self, message: Message) -> None:
+        """The invocation added ``message`` to the agent's history."""
+        with self._lock:
+            self._added.append(message)
+
+    def dropped(self) -> None:
+        """Nothing of the answer was heard and it is not to be remembered: stop the agent, and take what
+        its invocation added out of its history once it has ended."""
+        with self._lock:
+            if self._heard is not None or self._dropped:
+                return
+            self._dropped = True
+            if self._running:
+                logger.debug("cancelling a dropped answer")
+                self.agent.cancel()
+                return
+        self.forget()
+
+    @property
+    def forgetting(self) -> bool:
+        """Whether the answer was dropped (its messages are to be taken out)."""
+        return self._dropped
+
+    def forget(self) -> None:
+        """Take the dropped invocation's messages out of the agent's history (idempotent)."""
+        with self._lock:
+            added, self._added = self._added, []
+        if not added:
+            return
+        ids = {id(message) for message in added}
+        kept = [message for message in self.agent.messages if id(message) not in ids]
+        logger.debug("messages=<%d> | a dropped answer forgotten", len(self.agent.messages) - len(kept))
+        self.agent.messages[:] = kept
+
     def interrupted(self, heard: str) -> None:
         """The caller barged in having heard ``heard``: stop the agent, or fix its finished answer."""
         with self._lock:
-            if self._heard is not None:
+            if self._heard is not None or self._dropped:
                 return
             self._heard = remembered_text(heard)
             if self._running:
@@ -200,6 +242,8 @@ class AnswerMemory:
             self._running = False
             if self._heard is not None:
                 self._rewrite()
+        if self._dropped:
+            self.forget()
 
 
 class _AgentTie:
@@ -209,8 +253,10 @@ class _AgentTie:
     def __init__(self, agent: Agent) -> None:
         self.writes = _StoreWrites()
         self.current: AnswerMemory | None = None
+        self.dropped: list[AnswerMemory] = []  # dropped answers whose invocation may not have ended yet
         agent.hooks.add_callback(AfterInvocationEvent, self._invocation_ended)
         agent.hooks.add_callback(BeforeInvocationEvent, self._invocation_starting)
+        agent.hooks.add_callback(MessageAddedEvent, self._message_added)
         cancel_model_streams(agent)  # the cancel stops the model's stream, whatever the model
 
     def _invocation_ended(self, event: AfterInvocationEvent) -> None:
@@ -219,7 +265,17 @@ class _AgentTie:
         if memory is not None:
             memory.finished()
 
+    def _message_added(self, event: MessageAddedEvent) -> None:
+        with _TIES_LOCK:
+            memory = self.current
+        if memory is not None:
+            memory.added(event.message)
+
     async def _invocation_starting(self, event: BeforeInvocationEvent) -> None:
+        with _TIES_LOCK:
+            dropped, self.dropped = self.dropped, []
+        for memory in dropped:  # one stopped by force never saw its invocation end
+            memory.forget()
         if self.writes.pending and not await asyncio.to_thread(self.writes.settle, STORE_WRITE_TIMEOUT):
             logger.warning("code=<store_write_slow> | the last heard answer is still being stored")
 
@@ -251,6 +307,15 @@ class AnswerMemories:
             tie.current = memory
             self._ties.add(tie)
         return memory
+
+    @staticmethod
+    def drop(memory: AnswerMemory) -> None:
+        """``memory``'s answer is dropped (see :meth:`AnswerMemory.dropped`)."""
+        with _TIES_LOCK:
+            tie = _TIES.get(memory.agent)
+            if tie is not None:
+                tie.dropped.append(memory)
+        memory.dropped()
 
     @staticmethod
     def _release(memory: AnswerMemory) -> None:

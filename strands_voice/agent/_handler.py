@@ -66,7 +66,7 @@ from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
 from strands_voice._closing import ClosedOnExit
 from strands_voice.agent._agent_run import AgentRun, close_run, produce
-from strands_voice.agent._answer_memory import AnswerMemories
+from strands_voice.agent._answer_memory import AnswerMemories, AnswerMemory
 from strands_voice.agent._workers import ActiveResponses
 from strands_voice.session._driver import SILENCE_TIMEOUT_S
 from strands_voice.speech._event_queue import EventQueue
@@ -234,6 +234,22 @@ class VoiceCallbackHandler(ClosedOnExit):
         """
         active = self._responses.active()
         for response in active:
+            response.interrupt()
+        return bool(active)
+
+    def drop(self) -> bool:
+        """Stop every response in progress of which the caller has heard nothing, and forget it (any
+        thread or loop; idempotent): as :meth:`interrupt`, except that the agent writing it keeps no trace
+        of it (no answer, not even an ellipsis, and no question: the caller's next turn asks it again).
+        For a speculative answer, or one the caller talked over before it was heard.
+
+        Returns:
+            Whether a response was in progress.
+        """
+        active = self._responses.active()
+        for response in active:
+            if isinstance(response.memory, AnswerMemory):
+                AnswerMemories.drop(response.memory)
             response.interrupt()
         return bool(active)
 

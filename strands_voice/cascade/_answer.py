@@ -19,6 +19,7 @@ delivered:
   event's ``heard_text``), and the same text in the model's conversation;
 - a tool call -> ``BidiToolUseBlocksEvent``; the answer waits for the results ``BidiAgent`` sends back,
   then the model goes on, while the words written before the call are being spoken.
+- held (a speculation): nothing emitted until :meth:`SpokenAnswer.release`; dropped first, not one event.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from strands_voice_protocol.speech_text import clean_for_speech
 from strands_voice_protocol.wire import SAMPLE_RATE
 
 from strands_voice.cascade._conversation import model_messages
+from strands_voice.cascade._held import HeldOutlet
 from strands_voice.speech._event_queue import EventQueue
 from strands_voice.speech._response import Response
 
@@ -103,6 +105,7 @@ class AnswerParts:
         first_message: Where this answer's messages begin in ``conversation`` (its question first).
         lead_s: How far the emitted audio may run ahead of what the caller has played.
         on_speaking: Called once, when the answer's first audio is emitted.
+        held: Emit nothing until :meth:`SpokenAnswer.release` (a speculation).
     """
 
     answer_id: str
@@ -114,6 +117,7 @@ class AnswerParts:
     first_message: int = 0
     lead_s: float = 0.1
     on_speaking: Callable[[], None] | None = None
+    held: bool = False
 
 
 class SpokenAnswer:
@@ -140,7 +144,7 @@ class SpokenAnswer:
         self._speech_over = asyncio.Event()
         self.response = response
         self._queue = queue
-        self._emit = emit
+        self._emit = HeldOutlet(emit, held=parts.held)
         self.tool_results: asyncio.Queue[list[ToolResult]] = asyncio.Queue()
         self.pending_tool_ids: set[str] = set()
         self.interrupted = False
@@ -169,11 +173,16 @@ class SpokenAnswer:
         if self.interrupted or self.done.is_set():
             return
         self.interrupted = True
+        self._emit.silence()  # held: not one event of it was emitted, none will be
         self.pending_tool_ids = set()
         self.response.interrupt()
         self._stop_model()
         self._close_blocks("")
         del self.parts.conversation[self.parts.first_message :]
+
+    def release(self) -> None:
+        """The turn ended with this answer's words: what it kept goes out in order, and it plays on."""
+        self._emit.release()
 
     def pause(self) -> None:
         """Hold the speech where it is (see the module docstring)."""
@@ -337,7 +346,9 @@ class SpokenAnswer:
                 self._emit(BidiAudioStopEvent(self._audio_id))
 
     async def _pump(self) -> None:
-        """Deliver the response's events in order, each turned into its ``strands.bidi`` events."""
+        """Deliver the response's events in order, each turned into its ``strands.bidi`` events (a held
+        answer's once it is released: its playback starts then)."""
+        await self._emit.released.wait()
         while (event := await self._queue.get()) is not None:
             self.response.delivered(event)
             if event["type"] == "audio_chunk":

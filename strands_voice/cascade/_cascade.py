@@ -11,6 +11,9 @@ own ``run(inputs=[...], outputs=[...])`` / ``send()`` / ``receive()``.
   (:mod:`strands_voice.turns`, through :mod:`strands_voice.cascade._turns`). A turn, once it ends (a
   pause mid-sentence is not an end), becomes a user transcript (``role="user"``, in ``BidiAgent``'s
   history) and starts an answer; typed text (``BidiMessage``) starts one too.
+- At a pause whose words look finished the answer starts at once, held: nothing of it is emitted or kept
+  in either history until the turn ends with those words (a caller who goes on drops it in silence, its
+  model request cancelled; ``TurnSettings(speculate=False)`` turns this off).
 - The caller's first sound over an answer pauses it; real words then barge in: ``BidiBargeInEvent``, the
   answer's TTS cancelled (Leg 1 ``cancel``), its model stream cancelled, and what the caller heard kept
   as the answer in both histories; a backchannel or a noise lets it go on from where it paused.
@@ -235,8 +238,9 @@ class VoiceCascade(BidiModel):
 
     # --- the turn adapter's host (strands_voice.cascade._turns) ---------------------------------------
 
-    def start_answer(self, answer_id: str, prompt: str) -> None:
-        """Answer ``prompt``: the question joins the model's conversation and the answer starts."""
+    def start_answer(self, answer_id: str, prompt: str, *, held: bool = False) -> None:
+        """Answer ``prompt``: the question joins the model's conversation and the answer starts (``held``:
+        a speculation, silent until :meth:`release_answer`; dropped, it leaves no message)."""
         first_message = len(self._conversation)
         self._conversation.append({"role": "user", "content": [{"text": prompt}]})
         self.marks = {k: v for k, v in self.marks.items() if k in ("turn_end", "transcript")}
@@ -251,6 +255,7 @@ class VoiceCascade(BidiModel):
             first_message=first_message,
             lead_s=self._lead_s,
             on_speaking=None if turns is None else lambda: turns.answer_speaking(answer_id),
+            held=held,
         )
         queue = EventQueue(self._max_queued_events)
         response = Response(
@@ -265,6 +270,12 @@ class VoiceCascade(BidiModel):
         self._answers.pop(answer_id, None)
         if self._turns is not None:
             self._turns.answer_ended(answer_id)
+
+    def release_answer(self, answer_id: str) -> None:
+        """A held answer goes out (the turn ended with its words)."""
+        answer = self._answers.get(answer_id)
+        if answer is not None:
+            answer.release()
 
     def hold_answer(self, answer_id: str, hold: bool) -> None:
         """Pause (``hold``) or resume an answer."""

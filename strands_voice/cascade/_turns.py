@@ -5,8 +5,10 @@ Every input reaches the core through the library's one asyncio adapter of it,
 :class:`~strands_voice.turns.TurnLoop` (one task, the loop's clock, the core woken when it asks). The
 adapter holds no turn rule: it turns each action into the cascade's calls and ``strands.bidi`` events.
 
-- ``StartAnswer`` / ``PauseAnswer`` / ``ResumeAnswer`` / ``InterruptAnswer`` / ``DropAnswer``: the host's
-  answers (an interrupt is a ``BidiBargeInEvent`` too: ``BidiAgent``'s player drops its buffer);
+- ``StartAnswer`` / ``ReleaseAnswer`` / ``PauseAnswer`` / ``ResumeAnswer`` / ``InterruptAnswer`` /
+  ``DropAnswer``: the host's answers (an interrupt is a ``BidiBargeInEvent`` too: ``BidiAgent``'s player
+  drops its buffer; a held answer, a speculation, emits nothing until released, and a drop of it nothing
+  at all);
 - ``ShowTranscript``: a final that is a turn becomes a user transcript (``role="user"``, in
   ``BidiAgent``'s history); a backchannel said over an answer does not enter the history;
 - ``ReportError``: logged (``BidiAgent`` has no event for it).
@@ -41,6 +43,7 @@ from strands_voice.turns import (
     DropAnswer,
     InterruptAnswer,
     PauseAnswer,
+    ReleaseAnswer,
     ReportError,
     ResumeAnswer,
     ShowTranscript,
@@ -75,8 +78,12 @@ class Host(Protocol):
     def emit(self, event: BidiOutputEvent, /) -> None:
         """Queue an event for ``receive()``."""
 
-    def start_answer(self, answer_id: str, prompt: str) -> None:
-        """Answer ``prompt`` as ``answer_id`` (an earlier answer still stopping may linger)."""
+    def start_answer(self, answer_id: str, prompt: str, *, held: bool = False) -> None:
+        """Answer ``prompt`` as ``answer_id`` (an earlier answer still stopping may linger); ``held``: emit
+        nothing of it until :meth:`release_answer`."""
+
+    def release_answer(self, answer_id: str) -> None:
+        """The held answer ``answer_id`` goes out."""
 
     def hold_answer(self, answer_id: str, hold: bool) -> None:
         """Pause (``hold``) or resume the answer ``answer_id``."""
@@ -167,7 +174,9 @@ class CascadeTurns:
     async def _perform(self, action: TurnAction) -> None:
         host = self._host
         if isinstance(action, StartAnswer):
-            host.start_answer(action.answer_id, action.prompt)
+            host.start_answer(action.answer_id, action.prompt, held=action.held)
+        elif isinstance(action, ReleaseAnswer):
+            host.release_answer(action.answer_id)
         elif isinstance(action, PauseAnswer | ResumeAnswer):
             host.hold_answer(action.answer_id, isinstance(action, PauseAnswer))
         elif isinstance(action, InterruptAnswer):

@@ -5,14 +5,16 @@ over an answer holds it, then real words barge in and a backchannel or a noise l
 begins before the last one's answer is heard joins it). Its inputs are the listener's events
 (:mod:`strands_voice.listen`), the answer's progress (:class:`AnswerSpeaking`, :class:`AnswerEnded`),
 typed turns, the Stop button and :class:`Tick`; its outputs are actions (:class:`StartAnswer`,
-:class:`PauseAnswer`, :class:`ResumeAnswer`, :class:`InterruptAnswer`, :class:`DropAnswer`,
-:class:`ShowTranscript`, ...). ``VoiceCascade`` and the example app's ``/ws`` call are its two adapters.
+:class:`ReleaseAnswer` (a speculation held until the turn ends), :class:`PauseAnswer`,
+:class:`ResumeAnswer`, :class:`InterruptAnswer`, :class:`DropAnswer`, :class:`ShowTranscript`, ...).
+``VoiceCascade`` and the example app's ``/ws`` call are its two adapters.
 
 :class:`TurnLoop` (``_loop``) is the one asyncio adapter: inputs from any task, the core woken when it
 asks, each action handed to the front end in order.
 
 Inside: ``_core`` (the rules), ``_state`` (the answer's phases and every transition in one table),
-``_overlap`` (what words over an answer mean), ``_inputs``, ``_actions``, ``_settings``.
+``_overlap`` (what words over an answer mean), ``_speculation`` (which words at a pause to answer early),
+``_inputs``, ``_actions``, ``_settings``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from strands_voice.turns._actions import (
     DropAnswer,
     InterruptAnswer,
     PauseAnswer,
+    ReleaseAnswer,
     ReportError,
     ResumeAnswer,
     ShowSpeechStart,
@@ -44,6 +47,7 @@ __all__ = [
     "InterruptAnswer",
     "PauseAnswer",
     "Phase",
+    "ReleaseAnswer",
     "ReportError",
     "ResumeAnswer",
     "ShowSpeechStart",

@@ -10,6 +10,7 @@ __all__ = [
     "DropAnswer",
     "InterruptAnswer",
     "PauseAnswer",
+    "ReleaseAnswer",
     "ReportError",
     "ResumeAnswer",
     "ShowSpeechStart",
@@ -29,17 +30,29 @@ class StartAnswer:
         spoken: Whether the caller said it.
         joined: Whether it joins an earlier turn whose answer was dropped before it was heard (the caller
             paused mid-thought and went on): one question, not two.
+        held: A speculation (the caller's turn is not over): the answer is written but nothing of it goes
+            out and nothing of it is remembered until :class:`ReleaseAnswer`; a :class:`DropAnswer`
+            ends it in silence (its model request cancelled, no event, no trace).
     """
 
     answer_id: str
     prompt: str
     spoken: bool
     joined: bool = False
+    held: bool = False
+
+
+@dataclass(frozen=True)
+class ReleaseAnswer:
+    """The turn ended with the held answer's words: ``answer_id`` goes out now (what it holds first)."""
+
+    answer_id: str
 
 
 @dataclass(frozen=True)
 class DropAnswer:
-    """Stop the answer ``answer_id`` before anything of it is heard (cancel its model; nothing to keep)."""
+    """Stop the answer ``answer_id`` before anything of it is heard (cancel its model; nothing to keep: no
+    turn of it in the conversation, its question included, since the next turn asks it again)."""
 
     answer_id: str
 
@@ -96,6 +109,7 @@ class ReportError:
 
 TurnAction = (
     StartAnswer
+    | ReleaseAnswer
     | DropAnswer
     | PauseAnswer
     | ResumeAnswer

@@ -17,6 +17,11 @@ The rules, as a person on the phone keeps them:
   ``resume_after_silence_s`` let the answer go on (``ResumeAnswer``). Nothing is held past
   ``decide_within_s``.
 - A typed turn is answered at once (it barges in on an answer); the Stop button barges in.
+- Speculation (``TurnSettings.speculate``): the caller's words at a pause, while no answer is out, that
+  look finished ask for an answer at once, held (``StartAnswer(held=True)``): written, nothing of it out.
+  The turn's end with the same words releases it (``ReleaseAnswer``, after the final ``ShowTranscript``);
+  the caller going on, other words, a typed turn or the Stop button drop it (``DropAnswer``: in silence,
+  nothing remembered). A held answer is the answer being asked for: its turn is still the caller's.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from strands_voice.turns._actions import (
     DropAnswer,
     InterruptAnswer,
     PauseAnswer,
+    ReleaseAnswer,
     ReportError,
     ResumeAnswer,
     ShowSpeechStart,
@@ -50,6 +56,7 @@ from strands_voice.turns._actions import (
 from strands_voice.turns._inputs import AnswerEnded, AnswerSpeaking, StopPressed, Tick, TurnInput, Typed
 from strands_voice.turns._overlap import barges_in
 from strands_voice.turns._settings import TurnSettings
+from strands_voice.turns._speculation import looks_finished, same_words
 from strands_voice.turns._state import Move, Phase, next_phase
 
 __all__ = ["NOT_RECOGNIZED", "TOO_LONG", "TurnTaking"]
@@ -67,6 +74,7 @@ class _Caller:
     in_turn: bool = False  # between SpeechStarted and TurnEnded
     sounding: bool = False  # making a sound now (an onset or speech, not a pause)
     silent_since: float = 0.0
+    words: str = ""  # a streaming engine's words while the caller speaks (since they last spoke again)
 
 
 @dataclass
@@ -77,6 +85,7 @@ class _Answer:
     prompt: str
     spoken: bool
     held_at: float | None = None  # when the caller's sound held it
+    words: str = ""  # a speculation's words (its prompt may join an earlier turn's)
 
 
 class TurnTaking:
@@ -124,7 +133,9 @@ class TurnTaking:
         before, answer = self.phase, self._answer
         self._move(Move.ASK)
         actions: list[TurnAction] = []
-        if answer is not None and before is Phase.PENDING:
+        if answer is not None and before is Phase.HELD:
+            actions.append(DropAnswer(answer.answer_id))  # its words are in this turn's, or not the caller's
+        elif answer is not None and before is Phase.PENDING:
             actions.append(DropAnswer(answer.answer_id))
             if spoken and answer.spoken:  # the caller went on before hearing it: one question
                 self._unanswered = answer.prompt
@@ -144,9 +155,8 @@ class TurnTaking:
         before, answer = self.phase, self._answer
         if answer is None or not self._move(Move.STOP):
             return []
-        return [
-            DropAnswer(answer.answer_id) if before is Phase.PENDING else InterruptAnswer(answer.answer_id)
-        ]
+        unheard = before in (Phase.PENDING, Phase.HELD)
+        return [DropAnswer(answer.answer_id) if unheard else InterruptAnswer(answer.answer_id)]
 
     def _go_on(self) -> list[TurnAction]:
         if self._answer is None or not self._move(Move.GO_ON):
@@ -169,26 +179,31 @@ class TurnTaking:
 
     def _speech_started(self, event: SpeechStarted, now: float) -> list[TurnAction]:
         self._caller.in_turn = self._caller.sounding = True
+        self._caller.words = ""
         actions: list[TurnAction] = [ShowSpeechStart(event.at_s)]
         answer, before = self._answer, self.phase
-        if answer is not None and before is Phase.PENDING and self._move(Move.CALLER_SPEAKS):
-            # The caller goes on before hearing the answer: its question joins the next turn.
-            self._unanswered = answer.prompt if answer.spoken else None
+        if answer is not None and before in (Phase.PENDING, Phase.HELD) and self._move(Move.CALLER_SPEAKS):
+            # The caller goes on before hearing the answer: its question joins the next turn (a held
+            # one's words are still the caller's own turn's: not asked again).
+            if before is Phase.PENDING:
+                self._unanswered = answer.prompt if answer.spoken else None
             actions.append(DropAnswer(answer.answer_id))
         return actions
 
     def _paused(self, event: SpeechPaused, now: float) -> list[TurnAction]:
         self._caller.sounding, self._caller.silent_since = False, now
-        return []
+        # A streaming engine's words, heard up to the pause, are the words at it (until newer ones come).
+        return self._speculate(self._caller.words) if self._caller.words else []
 
     def _resumed(self, event: SpeechResumed, now: float) -> list[TurnAction]:
-        self._caller.sounding = True
-        return []
+        self._caller.sounding, self._caller.words = True, ""
+        return self._withdraw()  # the caller goes on: a held answer was not for their turn
 
     def _turn_ended(self, event: TurnEnded, now: float) -> list[TurnAction]:
         if self._caller.sounding:
             self._caller.silent_since = now
         self._caller.in_turn = self._caller.sounding = False
+        self._caller.words = ""
         return []
 
     def _transcript(self, event: Transcript, now: float) -> list[TurnAction]:
@@ -198,11 +213,62 @@ class TurnTaking:
             shown: list[TurnAction] = [ShowTranscript(event.text, event.final, event.end_of_turn, real)]
             if not real:
                 return shown + (self._go_on() if event.final else [])
-            return shown + (self._ask(text, spoken=True) if event.final else self._stop())
+            if event.final:
+                return shown + self._ask(text, spoken=True)
+            return shown + self._stop() + self._speculate(text)
         shown = [ShowTranscript(event.text, event.final, event.end_of_turn)]
-        if event.final and text:
+        if not event.final and self._caller.sounding:
+            self._caller.words = text
+            return shown
+        if not event.final:
+            return shown + self._withdraw(unless=text) + self._speculate(text)
+        if (
+            self.phase is Phase.HELD
+            and text
+            and self._answer is not None
+            and same_words(text, self._answer.words)
+        ):
+            return shown + self._release()
+        if text:
             return shown + self._ask(text, spoken=True)
-        return shown + (self._ask_unanswered() if event.final else [])
+        return shown + self._withdraw() + self._ask_unanswered()
+
+    # --- speculation: an answer asked for at a pause, held until the turn ends ------------------------
+
+    def _speculate(self, text: str) -> list[TurnAction]:
+        """The caller's words at a pause: if they look finished and no answer is out, ask for one, held."""
+        caller = self._caller
+        if (
+            not self.settings.speculate
+            or not caller.in_turn
+            or caller.sounding
+            or not looks_finished(text, self.settings.language)
+            or not self._move(Move.SPECULATE)
+        ):
+            return []
+        joined = self._unanswered is not None
+        prompt = f"{self._unanswered} {text}" if joined else text
+        self._answers += 1
+        prompt = prompt[: self.settings.max_prompt_chars]
+        self._answer = _Answer(f"answer-{self._answers}", prompt, spoken=True, words=text)
+        return [StartAnswer(self._answer.answer_id, prompt, True, joined, held=True)]
+
+    def _release(self) -> list[TurnAction]:
+        """The turn ended with the held answer's words: it is this turn's answer (its joined turn too)."""
+        assert self._answer is not None
+        self._move(Move.RELEASE)
+        self._unanswered = None
+        return [ReleaseAnswer(self._answer.answer_id)]
+
+    def _withdraw(self, unless: str | None = None) -> list[TurnAction]:
+        """Drop a held answer in silence (the caller went on; ``unless`` its words are still these)."""
+        answer = self._answer
+        if self.phase is not Phase.HELD or answer is None:
+            return []
+        if unless is not None and same_words(unless, answer.words):
+            return []
+        self._move(Move.WITHDRAW)
+        return [DropAnswer(answer.answer_id)]
 
     def _ask_unanswered(self) -> list[TurnAction]:
         """The turn that dropped an answer had no words (a noise): the dropped question is answered."""
@@ -213,7 +279,12 @@ class TurnTaking:
         return [ReportError("turn_too_long", TOO_LONG)]
 
     def _not_recognized(self, event: RecognitionFailed, now: float) -> list[TurnAction]:
-        return [ReportError("recognition_failed", NOT_RECOGNIZED), *self._go_on(), *self._ask_unanswered()]
+        return [
+            ReportError("recognition_failed", NOT_RECOGNIZED),
+            *self._withdraw(),
+            *self._go_on(),
+            *self._ask_unanswered(),
+        ]
 
     # --- the answer, the caller's keys, the clock -----------------------------------------------------
 

@@ -26,6 +26,9 @@ class TurnSettings:
         sentence_words: Utterances of this many words or more are real words whatever they say.
         max_prompt_chars: The longest prompt, turns joined together included.
         language: The caller's language (the backchannel and interruption lists).
+        speculate: Ask for the answer at a pause whose words look finished, before the turn is judged
+            over: it is held (nothing heard, nothing remembered) until the turn ends with those words,
+            and dropped in silence if the caller goes on. Off: an answer starts when the turn ends.
     """
 
     overlap_speech_s: float = 0.8
@@ -35,6 +38,7 @@ class TurnSettings:
     sentence_words: int = 3
     max_prompt_chars: int = 8000
     language: str = "en"
+    speculate: bool = True
 
     def __post_init__(self) -> None:
         for name in ("overlap_speech_s", "resume_after_silence_s", "decide_within_s"):

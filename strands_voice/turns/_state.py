@@ -5,6 +5,10 @@ An answer is asked for (pending: the model is thinking, nothing is heard yet), t
 caller's first sound over it holds it (paused) while the core decides: a barge-in ends it, a backchannel
 or a noise lets it go on. A caller who speaks over a pending answer drops it: their words join the next
 turn.
+
+An answer may also be asked for before the turn is over (held: a speculation on the words at a pause that
+look finished). The model writes it, nothing of it goes out; the turn's end with the same words releases it
+(then it is pending, as if asked for then), the caller going on (or other words) withdraws it in silence.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ class Phase(enum.Enum):
     PENDING = "pending"  # asked for, not heard yet
     SPEAKING = "speaking"
     PAUSED = "paused"  # held: the caller may be barging in
+    HELD = "held"  # asked for before the turn ended: written, nothing of it out (a speculation)
 
 
 class Move(enum.Enum):
@@ -34,6 +39,9 @@ class Move(enum.Enum):
     STOP = "stop"  # a barge-in (real words, long speech, the Stop button)
     CALLER_SPEAKS = "caller speaks"  # a turn began before the answer was heard
     ENDED = "ended"  # the answer ended
+    SPECULATE = "speculate"  # the words at a pause look finished: ask for an answer, held
+    RELEASE = "release"  # the turn ended with the held answer's words
+    WITHDRAW = "withdraw"  # the caller went on (or said other words): the held answer is not theirs
 
 
 _P, _M = Phase, Move
@@ -51,7 +59,13 @@ TRANSITIONS: Final[dict[tuple[Phase, Move], Phase]] = {
     (_P.PAUSED, _M.ASK): _P.PENDING,
     (_P.PAUSED, _M.GO_ON): _P.SPEAKING,
     (_P.PAUSED, _M.STOP): _P.IDLE,
-    **{(phase, _M.ENDED): _P.IDLE for phase in (_P.PENDING, _P.SPEAKING, _P.PAUSED)},
+    (_P.IDLE, _M.SPECULATE): _P.HELD,
+    (_P.HELD, _M.RELEASE): _P.PENDING,
+    (_P.HELD, _M.WITHDRAW): _P.IDLE,
+    (_P.HELD, _M.ASK): _P.PENDING,
+    (_P.HELD, _M.STOP): _P.IDLE,
+    (_P.HELD, _M.CALLER_SPEAKS): _P.IDLE,
+    **{(phase, _M.ENDED): _P.IDLE for phase in (_P.PENDING, _P.SPEAKING, _P.PAUSED, _P.HELD)},
 }
 
 

@@ -75,6 +75,20 @@ def silence_timeout_from_env(environ: Mapping[str, str] | None = None) -> float:
     return positive_from_env(env, "TTS_SILENCE_TIMEOUT_S", DEFAULT_SILENCE_TIMEOUT_S, unit=" of seconds")
 
 
+def call_speculate_from_env(environ: Mapping[str, str] | None = None) -> bool:
+    """``CALL_SPECULATE``: ``on`` (default: a spoken turn's answer starts, held, at a pause whose words
+    look finished) or ``off`` (it starts when the turn ends).
+
+    Raises:
+        ConfigurationError: Another value.
+    """
+    env = os.environ if environ is None else environ
+    raw = env.get("CALL_SPECULATE", "").strip().lower()
+    if raw not in ("", "on", "off"):
+        raise ConfigurationError(f"CALL_SPECULATE must be on or off, got {raw!r}")
+    return raw != "off"
+
+
 @dataclass(frozen=True)
 class RecognizerChoice:
     """The spoken call's recognizer: ``whisper`` (offline, on the app's CPU) or ``transcribe`` (Amazon

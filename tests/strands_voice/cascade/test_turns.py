@@ -18,6 +18,7 @@ from support.listen import HeldRecognizer, LoudnessVad, silence, tone
 
 from strands_voice.cascade._turns import CascadeTurns
 from strands_voice.listen import ListenSettings
+from strands_voice.turns import TurnSettings
 
 
 class Host:
@@ -32,8 +33,11 @@ class Host:
     def emit(self, event: BidiOutputEvent, /) -> None:
         self.emitted.append(event)
 
-    def start_answer(self, answer_id: str, prompt: str) -> None:
-        self.calls.append(("start", answer_id, prompt))
+    def start_answer(self, answer_id: str, prompt: str, *, held: bool = False) -> None:
+        self.calls.append(("hold start" if held else "start", answer_id, prompt))
+
+    def release_answer(self, answer_id: str) -> None:
+        self.calls.append(("release", answer_id))
 
     def hold_answer(self, answer_id: str, hold: bool) -> None:
         self.calls.append(("hold" if hold else "resume", answer_id))
@@ -57,7 +61,9 @@ def run_turns(failures: tuple[str, ...], script: Any) -> Host:
         recognizer = HeldRecognizer(failures=failures)
         host = Host(recognizer)
         settings = ListenSettings(end_silence_s=0.3, end_of_turn="silence")
-        turns = CascadeTurns(host, settings, LoudnessVad())  # type: ignore[arg-type]
+        # The engine's words while speaking ("turn n so far") are not the turn's: no speculation here.
+        quiet = TurnSettings(speculate=False)
+        turns = CascadeTurns(host, settings, LoudnessVad(), turn_settings=quiet)  # type: ignore[arg-type]
         running = asyncio.create_task(turns.run())
         await script(turns, recognizer)
         await turns.aclose()

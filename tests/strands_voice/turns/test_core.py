@@ -127,7 +127,12 @@ def test_a_short_stop_barges_in_as_soon_as_its_words_are_known() -> None:
             (10.7, Transcript("Stop.", final=False, confidence=0.75)),
         ],
     )
-    assert actions[-1] == InterruptAnswer("answer-1") and core.phase is Phase.IDLE
+    # The barge-in first; then its words, which look finished, are asked for at once, held.
+    assert actions[-2:] == [
+        InterruptAnswer("answer-1"),
+        StartAnswer("answer-2", "Stop.", spoken=True, held=True),
+    ]
+    assert core.phase is Phase.HELD
 
 
 def test_speech_that_goes_on_barges_in_before_its_words_are_known() -> None:

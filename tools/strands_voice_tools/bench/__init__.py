@@ -20,7 +20,9 @@ split, and the barge-in reaction, with spoken questions at real-time speed; then
 calls (:mod:`strands_voice_tools.bench.talk_calls`): its turn model beside its silence timer on paused
 sentences, backchannels, noises and interruptions; then the eot-bench measure on the labelled end-of-turn
 set (:mod:`strands_voice_tools.bench.eot_bench`): false cut-offs against delay for the verdict, Smart Turn
-alone and the silence timer. ``--talk --peers`` makes the same calls to strands-voice
+alone and the silence timer; then speculative answers on and off, through ``BidiAgent`` and ``/ws``
+(:mod:`strands_voice_tools.bench.talk_speculation`: voice-to-voice and model calls; ``--talk --speculation``
+runs only those). ``--talk --peers`` makes the same calls to strands-voice
 (``VoiceCascade`` under ``BidiAgent``, and the example app's ``WS /ws``) and to a Pipecat pipeline on the
 same models, each in its own process, alternated call by call.
 
@@ -87,6 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
     )
+    parser.add_argument("--speculation", action="store_true", help="with --talk: only speculation on/off")
     parser.add_argument(
         "--schedule",
         action="store_true",
@@ -268,6 +271,8 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
         trials = getattr(args, "trials", None) or 1
         results = asyncio.run(bench_capacity(args.calls, _progress, trials=trials))
         return _report(args, results, format_capacity(results), None, lambda _run, _path: None)
+    if getattr(args, "speculation", False):
+        return _run_talk_speculation(args, quick)
     trials = getattr(args, "trials", None) or (2 if quick else 5)
     _progress("loading the ONNX engine, the endpoint, Silero VAD and faster-whisper")
     with talk_stack(TalkBenchModel()) as stack:
@@ -281,8 +286,12 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
 
         write_talk_plot(run, path, _import_pyplot())
 
+    from strands_voice_tools.bench.talk_speculation import bench_speculation, format_speculation
+
+    results["speculation"] = asyncio.run(bench_speculation(calls.trials, _progress))
     table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
     table += f"\n\n{format_eot(results['end_of_turn'])}"
+    table += f"\n\n{format_speculation(results['speculation'])}"
     return _report(args, results, table, plot_path, write_plot)
 
 
@@ -293,6 +302,20 @@ def _end_of_turn_figures(quick: bool) -> dict[str, Any]:
     from strands_voice_tools.demo import load_tts_engine
 
     return bench_eot(load_tts_engine(), VOICES[:1] if quick else VOICES, _progress)
+
+
+def _run_talk_speculation(args: argparse.Namespace, quick: bool) -> int:
+    """``--talk --speculation``: voice-to-voice and model calls, speculation on and off, cascade and /ws."""
+    from strands_voice_tools.bench.talk_speculation import bench_speculation, format_speculation
+
+    trials = getattr(args, "trials", None) or (1 if quick else 3)
+    from strands_voice_tools.machine import describe_machine
+
+    results = {"kind": "talk-speculation", **asyncio.run(bench_speculation(trials, _progress))}
+    results["machine"] = describe_machine()
+    print(format_speculation(results), flush=True)
+    _write_json(results, getattr(args, "json", None))
+    return 0
 
 
 def _run_talk_peers(args: argparse.Namespace, plot_path: Path | None, quick: bool) -> int:

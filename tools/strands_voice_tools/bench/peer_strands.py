@@ -6,7 +6,8 @@ in this process. The caller reaches it over a WebSocket in the ``/ws`` call's wo
 with ``listening``; binary frames in are the caller's PCM16 at 16 kHz (the agent's input stream); out go
 each ``BidiAudioDeltaEvent``'s PCM16 (24 kHz) as a binary frame, ``BidiBargeInEvent`` as ``interrupted``
 and the end of the caller's transcript as a final ``transcript``. ``--end-of-turn silence`` asks the
-listener for its silence timer instead of its turn-end model.
+listener for its silence timer instead of its turn-end model; ``--speculate off`` starts each answer only
+once the turn has ended (the default starts it, held, at a pause whose words look finished).
 
 ``--system ws``: the example app (``agentcore_app.app.create_app``, the same model, its default listener)
 with the endpoint in this process; the caller uses the app's own ``WS /ws``. Before it says ready, the
@@ -97,7 +98,11 @@ async def _cascade_call(socket: Any, parts: dict[str, Any]) -> None:
     if start.get("type") != "start":
         return
     _cascade, agent = voice_agent(
-        parts["model"], parts["tts_url"], settings=parts["settings"], recognizer=parts["recognizer"]
+        parts["model"],
+        parts["tts_url"],
+        settings=parts["settings"],
+        recognizer=parts["recognizer"],
+        speculate=parts.get("speculate", True),
     )
     audio = _CallerAudio()
     run = asyncio.create_task(agent.run(inputs=[audio], outputs=[_ToCaller(socket)]))
@@ -125,6 +130,7 @@ async def _serve_cascade(args: argparse.Namespace, stop: asyncio.Event) -> None:
             "tts_url": tts_url,
             "settings": listen_settings(args.end_of_turn),
             "recognizer": recognizer,
+            "speculate": args.speculate == "on",
         }
         async with serve(
             lambda socket: _cascade_call(socket, parts), "127.0.0.1", 0, max_size=None
@@ -142,7 +148,13 @@ async def _serve_app(args: argparse.Namespace, stop: asyncio.Event) -> None:
     from strands_voice_tools.talk.stack import running_endpoint
 
     with running_endpoint() as (_engine, tts_url):
-        app = create_app(tts_url=tts_url, model=f"openai:stand-in?base_url={args.llm_url}")
+        from agentcore_app.call import CallLimits
+
+        app = create_app(
+            tts_url=tts_url,
+            model=f"openai:stand-in?base_url={args.llm_url}",
+            call_limits=CallLimits(speculate=args.speculate == "on"),
+        )
         with running_server(app) as server:
             url = server.base_url.replace("http://", "ws://", 1) + "/ws"
             async with connect(url, max_size=None) as socket:  # the first call loads Whisper
@@ -172,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--system", choices=("cascade", "ws"), required=True)
     parser.add_argument("--llm-url", required=True, help="the OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--end-of-turn", choices=("model", "silence"), default="model")
+    parser.add_argument("--speculate", choices=("on", "off"), default="on", help="answers held from a pause")
     args = parser.parse_args(argv)
     os.environ.setdefault("OPENAI_API_KEY", "stand-in")  # the stand-in takes any key
     with contextlib.suppress(KeyboardInterrupt):

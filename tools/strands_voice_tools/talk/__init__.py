@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--noise-suppression", action="store_true", help="suppress steady background noise in the microphone"
     )
+    parser.add_argument(
+        "--no-speculation",
+        action="store_true",
+        help="start an answer only once the turn has ended (default: at a pause whose words look finished, "
+        "held until the turn ends)",
+    )
     runtime = parser.add_argument_group(
         "a deployed runtime", "talk with the app on AgentCore Runtime instead of a local agent"
     )
@@ -105,7 +111,9 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
     from strands_voice_tools.talk.stack import DEFAULT_VOICE, talk_stack
     from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
 
-    with talk_stack(model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url) as stack:
+    with talk_stack(
+        model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url, speculate=not args.no_speculation
+    ) as stack:
         await stack.cascade.recognizer.warm_up()
         mic, recorder = PacedInput(), AnswerRecorder(show=_say)
         task = asyncio.create_task(stack.agent.run(inputs=[mic], outputs=[recorder]))
@@ -127,7 +135,9 @@ async def _talk_live(model: Any, args: argparse.Namespace) -> None:
     # The devices first: a missing one (or a missing package) is said before the models load.
     with (
         laptop_devices(args) as (speakers, microphone),
-        talk_stack(model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url) as stack,
+        talk_stack(
+            model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url, speculate=not args.no_speculation
+        ) as stack,
     ):
         await stack.cascade.recognizer.warm_up()
         aec = "off" if args.no_aec else "on"

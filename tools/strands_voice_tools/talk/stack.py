@@ -13,6 +13,7 @@ from strands.models.model import Model
 from strands_voice import VoiceOptions
 from strands_voice.cascade import VoiceCascade
 from strands_voice.listen import ListenSettings, Recognizer
+from strands_voice.turns import TurnSettings
 
 __all__ = ["TalkStack", "running_endpoint", "talk_stack", "voice_agent"]
 
@@ -62,10 +63,18 @@ def voice_agent(
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
+    speculate: bool = True,
 ) -> tuple[VoiceCascade, BidiAgent]:
-    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it."""
+    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it (``speculate``:
+    an answer starts, held, at a pause whose words look finished)."""
+    language = (settings or ListenSettings()).language
     cascade = VoiceCascade(
-        model, tts_url, options=VoiceOptions(voice=voice), settings=settings, recognizer=recognizer
+        model,
+        tts_url,
+        options=VoiceOptions(voice=voice),
+        settings=settings,
+        recognizer=recognizer,
+        turn_settings=TurnSettings(language=language, speculate=speculate),
     )
     return cascade, BidiAgent(model=cascade, tools=tools or [], system_prompt=SYSTEM_PROMPT)
 
@@ -79,10 +88,17 @@ def talk_stack(
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
+    speculate: bool = True,
 ) -> Iterator[TalkStack]:
     """Load the ONNX engine, serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
     with running_endpoint(tts_url) as (engine, url):
         cascade, agent = voice_agent(
-            model, url, voice=voice, settings=settings, recognizer=recognizer, tools=tools
+            model,
+            url,
+            voice=voice,
+            settings=settings,
+            recognizer=recognizer,
+            tools=tools,
+            speculate=speculate,
         )
         yield TalkStack(engine, url, cascade, agent)

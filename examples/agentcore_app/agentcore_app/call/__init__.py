@@ -29,7 +29,7 @@ from strands_voice_protocol.telephony import twilio
 from agentcore_app.conversation import InvalidSessionIdError, one_off_session_id, validate_session_id
 
 from ..answering import Answering
-from ..config import call_recognizer_from_env
+from ..config import call_recognizer_from_env, call_speculate_from_env
 from ._admission import CALLS_PER_CORE, DEFAULT_MAX_CALLS, CallAdmission, busy_reason, default_max_calls
 from ._call import Call
 from ._frames import MAX_FRAME_BYTES, CallFrames, CallLimits
@@ -75,7 +75,7 @@ def add_call_route(
     caller, or a Twilio stream told by its first frame) and phone calls on ``/twilio``."""
     factory = listener_factory or default_listener_factory(call_recognizer_from_env())
     door = admission or CallAdmission.from_env()
-    call_limits = limits or CallLimits()
+    call_limits = limits or _limits()
 
     @app.websocket
     async def call(websocket: WebSocket, context: RequestContext) -> None:
@@ -150,3 +150,8 @@ async def _phone_call(
         call = Call(line, line.session_id or session_id, answering, factory, limits)
         line.on_played = call.confirm_played
         await call.run()
+
+
+def _limits() -> CallLimits:
+    """The default limits, with ``CALL_SPECULATE``."""
+    return CallLimits(speculate=call_speculate_from_env())

@@ -8,6 +8,12 @@ for as long as the caller hears it. The turn is traced as an ``agentcore_app.tur
 around the answer (the agent's spans, and the library's ``strands_voice.answer`` span under them, are its
 children) with the recognition time and the voice-to-voice time; the app's metrics get one line per
 turn (``Turns``, ``VoiceToVoice``, ``RecognitionTime``, ``BargeIns``).
+
+A speculative answer (:class:`HeldAnswer`: asked for before the caller's turn is over) runs the same way,
+but what it makes is kept back, its playback count stopped, until it is released: nothing of it reaches
+the caller before the turn's final transcript, and dropped first it sends nothing at all. Every answer
+asks the endpoint for word timings (sent on only where the caller asked for them): an answer cut by a
+barge-in is remembered as the words the caller heard, not only its whole sentences.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncGenerator, Callable
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final, Protocol
 
 from opentelemetry import trace
+from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.events import Event
 
 from strands_voice.agent import VoiceCallbackHandler
@@ -32,7 +40,7 @@ from ..payload import VoiceRequest
 from ._listening import TurnClock, TurnTiming
 from ._outbox import Outbox
 
-__all__ = ["TURN_SPAN", "CallSide", "SpokenTurn", "answer_turn"]
+__all__ = ["TURN_SPAN", "CallSide", "HeldAnswer", "SpokenTurn", "answer_turn"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,32 +86,69 @@ class SpokenTurn:
     timing: TurnTiming | None = None
 
 
+class HeldAnswer:
+    """A speculative answer's events, kept back until :meth:`release` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.released = asyncio.Event()
+        self.timing: TurnTiming | None = None
+
+    def release(self, timing: TurnTiming) -> None:
+        """The turn ended with the answer's words (``timing``: that turn's times): it goes out."""
+        self.timing = timing
+        self.released.set()
+
+    async def events(
+        self, events: AsyncGenerator[Event, None], voice: VoiceCallbackHandler
+    ) -> AsyncGenerator[Event, None]:
+        """``events`` once released. Until then the answer is made but held: its speech is paused from
+        its first event (``agent_start``), so what it makes waits in its queue, undelivered, and its heard
+        count starts when the caller hears it."""
+        first = await anext(events, None)
+        if first is None:
+            return
+        if first["type"] == "agent_start" and not self.released.is_set():
+            voice.pause()
+        making = asyncio.ensure_future(anext(events, None))  # the agent starts: its events wait held
+        try:
+            await self.released.wait()
+            voice.resume()
+            yield first
+            event = await making
+            while event is not None:
+                yield event
+                event = await anext(events, None)
+        finally:
+            await cancel_and_wait([making], 5.0)
+            await events.aclose()
+
+
 async def answer_turn(
     call: CallSide,
     turn: SpokenTurn,
     voice: VoiceCallbackHandler,
     options: VoiceOptions,
     heard: Callable[[], None],
+    held: HeldAnswer | None = None,
 ) -> None:
     """Answer ``turn`` on ``call`` with ``voice``: events out, the turn's span and its metrics line;
-    ``heard`` is called when its first audio goes out."""
+    ``heard`` is called when its first audio goes out; ``held``: a speculation, kept back until released."""
     request_id = turn.request_id
     attributes: dict[str, str | float | bool] = {
         "agentcore_app.spoken": turn.spoken,
         "agentcore_app.request_id": request_id,
+        "agentcore_app.speculative": held is not None,
     }
-    recognition_s = turn.timing.recognition_s if turn.timing is not None else None
-    if recognition_s is not None:
-        attributes["agentcore_app.recognition_ms"] = round(recognition_s * 1000.0, 1)
-    end_of_turn = turn.timing.end_of_turn if turn.timing is not None else None
-    if end_of_turn is not None:  # why the turn ended: the turn-end model's verdict, or a timer
-        attributes["agentcore_app.end_of_turn"] = end_of_turn.by
-        if end_of_turn.p is not None:
-            attributes["agentcore_app.end_of_turn_p"] = round(end_of_turn.p, 3)
+    # Word timings always (the heard words are remembered); the caller gets them if asked for.
+    timed = dataclasses.replace(options, timestamps=True)
     with _tracer.start_as_current_span(TURN_SPAN, attributes=attributes) as span:
-        events = call.answering.answer(VoiceRequest(turn.prompt, options), request_id, call.session_id, voice)
-        first_audio, interrupted = await _send(call, events, voice, heard)
-        voice_to_voice = _voice_to_voice(turn.timing, first_audio)
+        events = call.answering.answer(VoiceRequest(turn.prompt, timed), request_id, call.session_id, voice)
+        if held is not None:
+            events = held.events(events, voice)
+        first_audio, interrupted = await _send(call, events, voice, heard, words=options.timestamps)
+        timing = held.timing if held is not None else turn.timing
+        recognition_s = _timed(span, timing)
+        voice_to_voice = _voice_to_voice(timing, first_audio)
         if voice_to_voice is not None:
             span.set_attribute("agentcore_app.voice_to_voice_ms", round(voice_to_voice * 1000.0, 1))
     metrics = call.answering.metrics
@@ -119,14 +164,29 @@ async def answer_turn(
             logger.exception("call metrics failed")  # figures must never break a call
 
 
+def _timed(span: trace.Span, timing: TurnTiming | None) -> float | None:
+    """The turn's recognition time and why it ended, on its span; returns the recognition time."""
+    recognition_s = timing.recognition_s if timing is not None else None
+    if recognition_s is not None:
+        span.set_attribute("agentcore_app.recognition_ms", round(recognition_s * 1000.0, 1))
+    end_of_turn = timing.end_of_turn if timing is not None else None
+    if end_of_turn is not None:  # why the turn ended: the turn-end model's verdict, or a timer
+        span.set_attribute("agentcore_app.end_of_turn", end_of_turn.by)
+        if end_of_turn.p is not None:
+            span.set_attribute("agentcore_app.end_of_turn_p", round(end_of_turn.p, 3))
+    return recognition_s
+
+
 async def _send(
     call: CallSide,
     events: AsyncGenerator[Event, None],
     voice: VoiceCallbackHandler,
     heard: Callable[[], None],
+    *,
+    words: bool = True,
 ) -> tuple[float | None, bool]:
-    """The answer's events out, its audio paced to the caller's playback; returns when its first audio
-    went out, and whether it was interrupted."""
+    """The answer's events out (``words`` events only if the caller asked for them), its audio paced to
+    the caller's playback; returns when its first audio went out, and whether it was interrupted."""
     first_audio: float | None = None
     interrupted = False
     async with contextlib.aclosing(events):
@@ -139,7 +199,8 @@ async def _send(
                 await _within_lead(voice)  # before the next chunk is taken (and counted as playing)
                 continue
             interrupted = interrupted or event["type"] == "interrupted"
-            await call.outbox.put(json.dumps(event))
+            if words or event["type"] != "words":
+                await call.outbox.put(json.dumps(event))
     return first_audio, interrupted
 
 

@@ -39,6 +39,7 @@ from strands_voice.turns import (
     DropAnswer,
     InterruptAnswer,
     PauseAnswer,
+    ReleaseAnswer,
     ReportError,
     ResumeAnswer,
     ShowSpeechStart,
@@ -53,7 +54,7 @@ from strands_voice.turns import (
 
 from ..answering import Answering
 from . import _frames as frames
-from ._answers import SpokenTurn, answer_turn
+from ._answers import HeldAnswer, SpokenTurn, answer_turn
 from ._listening import CallListener, ListenerFactory, TurnClock
 from ._outbox import Outbox
 from ._socket import CallSocket
@@ -75,6 +76,7 @@ class LiveAnswer:
     turn: SpokenTurn
     voice: VoiceCallbackHandler
     task: asyncio.Task[None] | None = None
+    held: HeldAnswer | None = None  # a speculation not yet released
 
 
 class Call:
@@ -103,7 +105,10 @@ class Call:
         self.answering = answering
         self.listener_factory = listener_factory
         self.frames = frames.CallFrames(limits, CallEventBuilder())
-        core = TurnTaking(turn_settings or TurnSettings(max_prompt_chars=limits.max_prompt_chars))
+        core = TurnTaking(
+            turn_settings
+            or TurnSettings(max_prompt_chars=limits.max_prompt_chars, speculate=limits.speculate)
+        )
         self.turns = TurnLoop(core, self._perform_turn, self._note)
         self.outbox = Outbox(OUTBOX_FRAMES)
         self.listener: CallListener | None = None
@@ -224,6 +229,8 @@ class Call:
         builder = self.frames.builder
         if isinstance(action, StartAnswer):
             self._answer(action)
+        elif isinstance(action, ReleaseAnswer):
+            self._release(action)
         elif isinstance(action, PauseAnswer | ResumeAnswer):
             self._hold(action)
         elif isinstance(action, InterruptAnswer | DropAnswer):
@@ -237,9 +244,9 @@ class Call:
 
     def _answer(self, action: StartAnswer) -> None:
         assert self.frames.start is not None  # answers come after start (the frames' table says so)
-        timing = self.clock.take_turn() if action.spoken else None
+        timing = self.clock.take_turn() if action.spoken and not action.held else None
         turn = SpokenTurn(action.prompt, action.spoken, uuid.uuid4().hex, timing)
-        live = LiveAnswer(turn, self.answering.voice())
+        live = LiveAnswer(turn, self.answering.voice(), held=HeldAnswer() if action.held else None)
         self.answers[action.answer_id] = live
         self.frames.handle(frames.Active(answering=True), 0.0)  # thinking counts as answering: not idle
         live.task = self._spawn(self._answer_turn(action.answer_id, live), "call-answer")
@@ -248,7 +255,7 @@ class Call:
         assert self.frames.start is not None
         try:
             heard = lambda: self._heard(answer_id)  # noqa: E731 (one line: the answer's first audio went out)
-            await answer_turn(self, live.turn, live.voice, self.frames.start.options, heard)
+            await answer_turn(self, live.turn, live.voice, self.frames.start.options, heard, live.held)
         finally:
             live.voice.close()
             self.answers.pop(answer_id, None)
@@ -260,6 +267,12 @@ class Call:
         if self.listener is not None:
             self.listener.agent_speaking = True
         self.turns.put(AnswerSpeaking(answer_id))
+
+    def _release(self, action: ReleaseAnswer) -> None:
+        """The turn ended with a speculation's words: it goes out, timed as that turn's answer."""
+        live = self.answers.get(action.answer_id)
+        if live is not None and live.held is not None:
+            live.held.release(self.clock.take_turn())
 
     def _hold(self, action: PauseAnswer | ResumeAnswer) -> None:
         live = self.answers.get(action.answer_id)
@@ -282,6 +295,12 @@ class Call:
         if live is None or live.task is None or live.task.done():
             return
         logger.debug("session_id=<%s>, action=<%s> | answer stopped", self.session_id, type(action).__name__)
+        if isinstance(action, DropAnswer):
+            # Nothing of it was heard: the agent forgets it (no answer, no question: the next turn asks).
+            live.voice.drop()
+            if live.held is not None and not live.held.released.is_set():
+                live.task.cancel()  # a speculation: nothing of it was sent, nothing will be
+                return
         if not live.voice.interrupt():
             live.task.cancel()  # its agent has not begun: nothing to keep
         self.outbox.drop_audio()

@@ -79,6 +79,8 @@ class CallLimits:
         idle_s: Seconds of audio without speech and without an answer before the call ends (also the
             longest wait for any frame at all, which the adapter measures).
         max_audio_ahead_s: How far the caller's audio may run ahead of real time before the call waits.
+        speculate: Start a spoken turn's answer, held, at a pause whose words look finished
+            (:attr:`strands_voice.turns.TurnSettings.speculate`).
     """
 
     max_audio_frame_bytes: int = _BYTES_PER_SECOND
@@ -86,6 +88,7 @@ class CallLimits:
     max_prompt_chars: int = MAX_PROMPT_CHARS
     idle_s: float = 120.0
     max_audio_ahead_s: float = 2.0
+    speculate: bool = True
 
 
 class Phase(enum.Enum):
