@@ -50,12 +50,12 @@ def judge_turn(
     Args:
         p_audio: The turn-end model's probability that the turn is complete.
         words: The turn's words up to the pause (None: not known in time; the audio decides).
-        language: The caller's language (its word lists).
+        language: The caller's language (its word lists; a language without lists: the audio alone).
         complete_p: The audio probability at which a turn is complete.
         question_p: The audio probability at which a question is complete.
     """
     if words is not None and unfinished(words, language):
         return Verdict(False, min(p_audio, 0.1))
-    if words is not None and asks(words) and p_audio >= question_p:
+    if words is not None and asks(words, language) and p_audio >= question_p:
         return Verdict(True, max(p_audio, 0.9))
     return Verdict(p_audio >= complete_p, p_audio)
