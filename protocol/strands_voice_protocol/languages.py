@@ -68,11 +68,19 @@ def voice_language(voice: str) -> str:
     return voice.lstrip()[:1].lower()
 
 
-def answer_language(lang: str | None, voice: str | None) -> str | None:
-    """The letter the answer is read in: ``lang`` when given, else the voice's (None: neither given)."""
+def answer_language(lang: str | None, voice: str | None) -> str:
+    """The letter the answer is read in, as the endpoint reads it before it sees the text: ``lang`` when
+    given, else the (first) voice's letter.
+
+    A voice whose letter is no Kokoro language (a custom name, or no voice) reads American English; so
+    does a Japanese voice without ``lang`` (the endpoint reads text with no kana or kanji under it as
+    American English: the offline packs' voices are Japanese and speak English by default), so a Japanese
+    caller's call says ``lang: j`` (or ``listen_lang``).
+    """
     if lang:
         return lang
-    return voice_language(voice) if voice else None
+    letter = voice_language(voice) if voice else ""
+    return letter if letter in KOKORO_LANGUAGES and letter != "j" else "a"
 
 
 def hearing_language(spec: str) -> Language | None:

@@ -57,7 +57,9 @@ _PHRASE_SPLIT: Final = re.compile(r"[.,!?;:\u3001\u3002\uff0c\uff01\uff1f\uff1b\
 _QUESTION_MARK: Final = re.compile(r"[?\uff1f]\s*$")
 _END_MARKS: Final = "\u3002.!\uff01\u2026~\u301c\uff5e\u30fc\u3000 "
 # What is not a character of a word in an unspaced language (matching skips it).
-_NOT_CJK_WORD: Final = re.compile(r"[\s\u3000-\u3003\u300c-\u300f\uff01-\uff0f\uff1a-\uff20.,!?;:'\"~\u2026-]+")
+_NOT_CJK_WORD: Final = re.compile(
+    r"[\s\u3000-\u3003\u300c-\u300f\uff01-\uff0f\uff1a-\uff20.,!?;:'\"~\u2026-]+"
+)
 _warned: set[str] = set()
 
 
@@ -200,8 +202,8 @@ def is_backchannel(text: str, language: str = "en") -> bool:
     if lists is None:
         return False
     if not lists.spaced:
-        phrases = [bare for phrase in _PHRASE_SPLIT.split(text) if (bare := _bare(phrase))]
-        return bool(phrases) and all(_made_of(phrase, lists.backchannels) for phrase in phrases)
+        bare = [chars for phrase in _PHRASE_SPLIT.split(text) if (chars := _bare(phrase))]
+        return bool(bare) and all(_made_of(phrase, lists.backchannels) for phrase in bare)
     backchannels = lists.backchannels
     split = [words_of(phrase, lists.code) for phrase in _PHRASE_SPLIT.split(text)]
     phrases = [words for words in split if words]
