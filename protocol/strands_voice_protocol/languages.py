@@ -21,6 +21,7 @@ __all__ = [
     "Language",
     "answer_language",
     "hearing_language",
+    "unspaced",
     "voice_language",
 ]
 
@@ -60,6 +61,8 @@ KOKORO_LANGUAGES: Final[dict[str, Language]] = {
 _BY_CODE: Final[dict[str, Language]] = {}
 for _language in KOKORO_LANGUAGES.values():
     _BY_CODE.setdefault(_language.code, _language)  # "en" is American English (the first)
+# Kana, CJK punctuation and ideographs, full-width forms: scripts written without spaces between words.
+_UNSPACED: Final = re.compile(r"[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _TAG: Final = re.compile(r"([A-Za-z]{2,3})(?:-([A-Za-z0-9]{2,8}))*")
 
 
@@ -103,3 +106,8 @@ def hearing_language(spec: str) -> Language | None:
     tag = f"{primary.lower()}-{region.upper() if len(region) == 2 else region}"
     same = next((lang for lang in KOKORO_LANGUAGES.values() if lang.tag == tag), None)
     return same or Language(known.letter, known.name, known.code, tag)
+
+
+def unspaced(char: str) -> bool:
+    """Whether ``char`` is of a script written without spaces between words (Japanese, Chinese)."""
+    return bool(char) and _UNSPACED.fullmatch(char[0]) is not None

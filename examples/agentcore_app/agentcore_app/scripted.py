@@ -117,6 +117,7 @@ def caller_language(text: str) -> str:
         return "zh"
     return "es" if _SPANISH.search(text) else "en"
 
+
 # Japanese punctuation, kana, kanji and full-width forms: written without spaces between words.
 _CJK: Final = "\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef"
 # A word and its trailing whitespace, or one CJK character (a model streams those a few at a time).
