@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.languages import KOKORO_LANGUAGES
 
 __all__ = ["add_arguments", "run"]
 
@@ -29,6 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--model", metavar="SPEC", default=None, help="the LLM, as in `demo` (default: scripted)"
     )
     parser.add_argument("--voice", default="jm_kumo", help="the Kokoro voice (default jm_kumo)")
+    parser.add_argument(
+        "--lang",
+        choices=sorted(KOKORO_LANGUAGES),
+        default=None,
+        help="the language spoken and heard: a Kokoro letter (j Japanese, e Spanish, ...; default: the "
+        "voice's, as the endpoint reads it: jm_kumo speaks English)",
+    )
     parser.add_argument("--tts-url", default=None, help="an endpoint to use instead of starting one")
     parser.add_argument("--input", type=Path, help="a WAV to say to the agent (instead of the microphone)")
     parser.add_argument("--output", type=Path, help="write the agent's spoken answers to this WAV (24 kHz)")
@@ -88,7 +96,7 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
     from strands_voice_tools.talk.stack import talk_stack
     from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
 
-    with talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack:
+    with talk_stack(model, voice=args.voice, lang=args.lang, tts_url=args.tts_url) as stack:
         await stack.cascade.recognizer.warm_up()
         mic, recorder = PacedInput(), AnswerRecorder(show=_say)
         task = asyncio.create_task(stack.agent.run(inputs=[mic], outputs=[recorder]))
@@ -121,7 +129,7 @@ async def _talk_live(model: Any, args: argparse.Namespace) -> None:
             echo_cancellation=not args.no_aec,
             noise_suppression=args.noise_suppression,
         ) as microphone,
-        talk_stack(model, voice=args.voice, tts_url=args.tts_url) as stack,
+        talk_stack(model, voice=args.voice, lang=args.lang, tts_url=args.tts_url) as stack,
     ):
         await stack.cascade.recognizer.warm_up()
         aec = "off" if args.no_aec else "on"

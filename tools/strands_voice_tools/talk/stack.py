@@ -17,7 +17,9 @@ from strands_voice.listen import ListenSettings, Recognizer
 __all__ = ["TalkStack", "running_endpoint", "talk_stack", "voice_agent"]
 
 DEFAULT_VOICE = "jm_kumo"  # the offline packs' English-speaking voice
-SYSTEM_PROMPT = "You are a helpful voice assistant. Answer in a few short spoken sentences."
+SYSTEM_PROMPT = (
+    "You are a helpful voice assistant. Answer in a few short spoken sentences, in the caller's language."
+)
 
 
 @dataclass
@@ -59,14 +61,16 @@ def voice_agent(
     tts_url: str,
     *,
     voice: str = DEFAULT_VOICE,
+    lang: str | None = None,
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
 ) -> tuple[VoiceCascade, BidiAgent]:
-    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it."""
-    cascade = VoiceCascade(
-        model, tts_url, options=VoiceOptions(voice=voice), settings=settings, recognizer=recognizer
-    )
+    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it; ``lang`` (a
+    Kokoro letter) is the language of its voice and of its ears (None: the voice's, as the endpoint reads
+    it)."""
+    options = VoiceOptions(voice=voice, lang=lang)
+    cascade = VoiceCascade(model, tts_url, options=options, settings=settings, recognizer=recognizer)
     return cascade, BidiAgent(model=cascade, tools=tools or [], system_prompt=SYSTEM_PROMPT)
 
 
@@ -75,6 +79,7 @@ def talk_stack(
     model: Model,
     *,
     voice: str = DEFAULT_VOICE,
+    lang: str | None = None,
     tts_url: str | None = None,
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
@@ -83,6 +88,6 @@ def talk_stack(
     """Load the ONNX engine, serve the endpoint on 127.0.0.1 (unless ``tts_url``), make the agent."""
     with running_endpoint(tts_url) as (engine, url):
         cascade, agent = voice_agent(
-            model, url, voice=voice, settings=settings, recognizer=recognizer, tools=tools
+            model, url, voice=voice, lang=lang, settings=settings, recognizer=recognizer, tools=tools
         )
         yield TalkStack(engine, url, cascade, agent)
