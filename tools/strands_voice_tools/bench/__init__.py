@@ -86,6 +86,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
     )
     parser.add_argument(
+        "--lang",
+        choices=("a", "j"),
+        default="a",
+        help="with --talk: also the turn-taking calls with callers of this language (j: the endpoint's "
+        "Japanese voices in Japanese), their figures beside the English ones",
+    )
+    parser.add_argument(
         "--schedule",
         action="store_true",
         help="only the endpoint's scheduling: fifo vs deadline, 1/2/4/8 staggered sessions and 16 x 4 load",
@@ -239,6 +246,10 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
         results = asyncio.run(bench_talk(stack, trials, _progress))
     calls = CallsConfig(trials=1 if quick else trials, quick=quick)
     results["turn_taking"] = asyncio.run(bench_turns(calls, _progress))
+    lang = getattr(args, "lang", "a")
+    if lang != "a":
+        other = dataclasses.replace(calls, lang=lang)
+        results[f"turn_taking_{lang}"] = asyncio.run(bench_turns(other, _progress))
 
     def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
@@ -246,6 +257,9 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
         write_talk_plot(run, path, _import_pyplot())
 
     table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
+    if lang != "a":
+        names = {"j": "Japanese"}
+        table += f"\n\n{names[lang]} callers (lang {lang}):\n{format_turns(results[f'turn_taking_{lang}'])}"
     return _report(args, results, table, plot_path, write_plot)
 
 
