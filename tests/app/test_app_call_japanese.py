@@ -27,7 +27,12 @@ from strands_voice.listen import is_backchannel
 pytestmark = pytest.mark.timeout(600)
 
 QUESTION = ("プレミアムプランには何が含まれていますか？", "jf_alpha")
-AIZUCHI = [("はい。", "jf_nezumi"), ("なるほど。", "jm_kumo"), ("そうですね。", "jf_alpha"), ("うん。", "jf_nezumi")]
+AIZUCHI = [
+    ("はい。", "jf_nezumi"),
+    ("なるほど。", "jm_kumo"),
+    ("そうですね。", "jf_alpha"),
+    ("うん。", "jf_nezumi"),
+]
 BARGE_IN = ("ちょっと待ってください。", "jm_kumo")
 # Each said with 0.8 s of silence where the 「、」 is: one turn each, never cut there.
 PAUSED = [
@@ -89,7 +94,8 @@ async def _japanese_call(url: str, scripted: Any, said: dict[str, bytes]) -> Cal
     for index in range(len(PAUSED)):
         ends = len(caller.of("agent_end"))
         await caller.speak(said[f"paused{index}"] + silence(1.5))
-        await _until(caller, lambda: len(caller.of("agent_end")) > ends, 120, "a paused sentence unanswered")
+        answered = lambda ends=ends: len(caller.of("agent_end")) > ends  # noqa: E731
+        await _until(caller, answered, 120, "a paused sentence unanswered")
         await caller.speak(silence(1.0))
     await caller.close()
     return caller
@@ -103,8 +109,8 @@ def test_a_japanese_caller_is_heard_in_japanese(japanese_app: Any, onnx_engine: 
         said[f"aizuchi{index}"] = speak_16k(onnx_engine, text, voice=voice)
     for index, (first, second, voice) in enumerate(PAUSED):
         pause = silence(0.8)
-        said[f"paused{index}"] = speak_16k(onnx_engine, first, voice=voice) + pause + speak_16k(
-            onnx_engine, second, voice=voice
+        said[f"paused{index}"] = (
+            speak_16k(onnx_engine, first, voice=voice) + pause + speak_16k(onnx_engine, second, voice=voice)
         )
     scripted.update_config(first_sentence_s=0.5)
     caller = asyncio.run(_japanese_call(url, scripted, said))

@@ -11,7 +11,13 @@ from strands_voice.speech._heard import DeliveryLog, heard_text
 CHUNK = 24_000  # 0.5 s of pcm16 a chunk
 FIRST = "プレミアムプランの概要をご説明します。"
 # The endpoint's word timestamps for the second sentence (one per word OpenJTalk found).
-WORDS = [("料金", 0.05, 0.3), ("は", 0.3, 0.4), ("毎月", 0.4, 0.7), ("お支払い", 0.7, 1.2), ("です", 1.2, 1.4)]
+WORDS = [
+    ("料金", 0.05, 0.3),
+    ("は", 0.3, 0.4),
+    ("毎月", 0.4, 0.7),
+    ("お支払い", 0.7, 1.2),
+    ("です", 1.2, 1.4),
+]
 
 
 def test_a_cut_japanese_sentence_is_heard_up_to_a_word() -> None:

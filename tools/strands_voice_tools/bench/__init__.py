@@ -85,13 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
     )
-    parser.add_argument(
-        "--lang",
-        choices=("a", "j"),
-        default="a",
-        help="with --talk: also the turn-taking calls with callers of this language (j: the endpoint's "
-        "Japanese voices in Japanese), their figures beside the English ones",
-    )
+    _add_language(parser)
     parser.add_argument(
         "--schedule",
         action="store_true",
@@ -121,6 +115,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="with --peers: run both peers on that older instruction set's kernels, emulated here "
         "(Linux x86-64 with CPUID faulting and a C compiler)",
+    )
+
+
+def _add_language(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        choices=("a", "j"),
+        default="a",
+        help="with --talk: also the turn-taking calls with callers of this language (j: the endpoint's "
+        "Japanese voices in Japanese), their figures beside the English ones",
     )
 
 
