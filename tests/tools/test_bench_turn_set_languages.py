@@ -30,3 +30,11 @@ def test_japanese_utterances_are_what_their_kind_says() -> None:
         assert unfinished(first.strip().rstrip("、"), "j") and not unfinished(second, "j"), sentence
         assert " " not in _joined(sentence)
     assert _joined("I would like to know, | what it costs.") == "I would like to know, what it costs."
+
+
+def test_a_japanese_transcript_is_matched_to_what_was_said_by_its_characters() -> None:
+    from strands_voice_tools.bench.call_log import Utterance, _belongs
+
+    said = Utterance("question", "いつでも解約できますか？", "jf_alpha", 0.0, 1.0)
+    assert _belongs({"type": "transcript", "final": True, "text": "いつでも解約できますか"}, said)
+    assert not _belongs({"type": "transcript", "final": True, "text": "オフラインで使えますか"}, said)
