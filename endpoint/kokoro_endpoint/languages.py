@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from strands_voice_protocol.languages import KOKORO_LANGUAGES
+
 from kokoro_endpoint.normalize import normalize_for_speech
 from kokoro_endpoint.normalized_text import NormalizedText, identity
 from kokoro_endpoint.voices import voice_language
@@ -43,18 +45,8 @@ __all__ = [
     "request_language",
 ]
 
-#: Kokoro's language letters.
-LANGUAGE_NAMES: Final[dict[str, str]] = {
-    "a": "American English",
-    "b": "British English",
-    "j": "Japanese",
-    "z": "Mandarin Chinese",
-    "e": "Spanish",
-    "f": "French",
-    "h": "Hindi",
-    "i": "Italian",
-    "p": "Brazilian Portuguese",
-}
+#: Kokoro's language letters (the protocol's table: the app hears the callers in the same languages).
+LANGUAGE_NAMES: Final[dict[str, str]] = {letter: lang.name for letter, lang in KOKORO_LANGUAGES.items()}
 ENGLISH: Final = frozenset({"a", "b"})
 #: The modules each language's reader imports (all must be importable for it to be installed).
 _NEEDS: Final[dict[str, tuple[str, ...]]] = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from strands_voice_protocol.frames import WordTiming
+from strands_voice_protocol.languages import unspaced
 
 if TYPE_CHECKING:  # the engines package imports this module
     from kokoro_endpoint.engines.speech import SegmentTiming
@@ -113,10 +114,15 @@ def segment_words(spans: list[TokenSpan], offset: int, normalized: NormalizedTex
 
 
 def _same_written_word(original: str, previous: WordTiming, char_start: int) -> bool:
-    """Whether a token starting at ``char_start`` belongs to the written word ``previous`` covers."""
+    """Whether a token starting at ``char_start`` belongs to the written word ``previous`` covers.
+
+    Japanese and Chinese are written without spaces: there each token the reader found is a word.
+    """
     if char_start < previous.char_end:
         return True
     between = original[previous.char_end : char_start]
+    if unspaced(original[previous.char_end - 1 : previous.char_end]) or unspaced(original[char_start:][:1]):
+        return False
     return not any(char.isspace() for char in between) and not _breaks_words(between)
 
 

@@ -55,10 +55,12 @@ class ListeningFields(TypedDict):
     """``listening``: ready for the caller's audio (the answer to ``start``).
 
     ``session_id`` (project extension): the conversation the call speaks in (the one it named, or a new one).
+    ``listen_lang`` (v1.4): the language the caller is heard in (as ``start`` said it, else the answers').
     """
 
     sample_rate: int
     session_id: NotRequired[str]
+    listen_lang: NotRequired[str]
 
 
 class SpeechStartFields(TypedDict):

@@ -44,7 +44,7 @@ from strands_voice_protocol.wire import SAMPLE_RATE
 from strands_voice.cascade._answer import AnswerParts, Marks, SpokenAnswer
 from strands_voice.cascade._conversation import model_messages
 from strands_voice.cascade._turns import CascadeTurns
-from strands_voice.listen import ListenSettings, Recognizer, TurnModel, Vad
+from strands_voice.listen import ListenSettings, Recognizer, TurnModel, Vad, hearing_language_of
 from strands_voice.listen._listener import DEFAULT, _Default
 from strands_voice.speech import EventQueue, Response, ResponseSettings, TransportFactory, VoiceOptions
 from strands_voice.transports import CONNECT_TIMEOUT_S, transport_from_url
@@ -84,8 +84,10 @@ class VoiceCascade(BidiModel):
         connect_timeout: Seconds opening a TTS session may take.
         transport_factory: Creates each answer's TTS transport (instead of ``tts_url``).
         max_queued_events: Speech events held before the TTS session's reading waits (backpressure).
-        recognizer: The speech recognizer (default: offline faster-whisper, the ``listen`` extra).
-        settings: VAD thresholds, the end of a turn.
+        recognizer: The speech recognizer (default: offline faster-whisper in the caller's language, the
+            ``listen`` extra).
+        settings: VAD thresholds, the end of a turn, the caller's language (default: the answers' language,
+            ``options.lang`` else the voice's letter, as the endpoint reads it).
         vad: The VAD (default: Silero).
         turn_model: The turn-end model (default: Smart Turn where installed; None: the silence timer).
         turn_settings: How the caller's speech over an answer is decided (barge-in or go on).
@@ -115,12 +117,14 @@ class VoiceCascade(BidiModel):
         voice = options or VoiceOptions()
         self.options = dataclasses.replace(voice, format="pcm16", mode="bidi", timestamps=True)
         self.response_settings = ResponseSettings(factory, connect_timeout=connect_timeout)
+        # The caller is heard in the answers' language unless the settings say another.
+        hears = hearing_language_of(voice.lang, voice.voice)
+        self.listen_settings = settings or ListenSettings(language=hears)
         if recognizer is None:
             from strands_voice.listen._whisper import WhisperRecognizer
 
-            recognizer = WhisperRecognizer()
+            recognizer = WhisperRecognizer(language=self.listen_settings.language)
         self.recognizer = recognizer
-        self.listen_settings = settings or ListenSettings()
         self._vad = vad
         self._turn_model = turn_model
         self._turn_settings = turn_settings

@@ -34,7 +34,7 @@ from strands_voice.listen._events import (
 from strands_voice.listen._listener import DEFAULT, Listener
 from strands_voice.listen._pitch import final_fall, pitch_track
 from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
-from strands_voice.listen._settings import EndOfTurnMode, ListenSettings
+from strands_voice.listen._settings import EndOfTurnMode, ListenSettings, hearing_language_of
 from strands_voice.listen._transcribe import TranscribeRecognizer
 from strands_voice.listen._turn_model import SmartTurn, TurnModel, default_turn_model
 from strands_voice.listen._vad import SileroVad, Vad
@@ -75,6 +75,7 @@ __all__ = [
     "asks",
     "default_turn_model",
     "final_fall",
+    "hearing_language_of",
     "interrupts",
     "is_backchannel",
     "judge_turn",

@@ -36,6 +36,9 @@ from strands_voice.listen._words import asks, dictating, unfinished
 
 __all__ = ["COMPLETE_P", "QUESTION_P", "THRESHOLDS", "Thresholds", "Verdict", "judge_turn"]
 
+#: The marks that end a written statement (a recognizer's Japanese and Chinese ones too).
+_STATEMENT_ENDS: Final = ".!\u3002\uff01"
+
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -114,8 +117,8 @@ def judge_turn(
 
     Args:
         p_audio: The turn-end model's probability that the turn is complete.
-        words: The turn's words up to the pause (None: not known in time).
-        language: The caller's language (its word lists).
+        words: The turn's words up to the pause (None: not known in time; the audio decides).
+        language: The caller's language (its word lists; a language without lists: the audio alone).
         fall: The end pitch against the turn's register in semitones (None: unknown).
         thresholds: The thresholds (default :data:`THRESHOLDS`).
     """
@@ -128,11 +131,11 @@ def judge_turn(
         return Verdict(False, min(p_audio, 0.1), t.number_wait_s)
     if unfinished(text, language):
         return Verdict(False, min(p_audio, 0.1))
-    if asks(text):
+    if asks(text, language):
         if p_audio >= t.question_p:
             return Verdict(True, max(p_audio, 0.9), t.question_wait_s)
         return Verdict(False, p_audio, t.finished_wait_s)
     fell = fall is not None and fall <= t.fall_st and p_audio >= t.fall_p
-    if sure or (fell and text[-1] in ".!"):
+    if sure or (fell and text[-1] in _STATEMENT_ENDS):
         return Verdict(True, p_audio, t.complete_wait_s)
-    return Verdict(False, p_audio, t.finished_wait_s if text[-1] in ".!" else t.unmarked_wait_s)
+    return Verdict(False, p_audio, t.finished_wait_s if text[-1] in _STATEMENT_ENDS else t.unmarked_wait_s)

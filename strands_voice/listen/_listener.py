@@ -69,7 +69,8 @@ class Listener:
     Args:
         settings: Thresholds and durations (default :class:`ListenSettings`).
         vad: The VAD (default :class:`~strands_voice.listen.SileroVad`).
-        recognizer: The engine (default :class:`~strands_voice.listen.WhisperRecognizer`).
+        recognizer: The engine (default :class:`~strands_voice.listen.WhisperRecognizer` in
+            ``settings.language``).
         turn_model: The turn-end model (default: Smart Turn where installed; None: the silence timer).
             Not used with ``settings.end_of_turn == "silence"``.
 
@@ -91,7 +92,7 @@ class Listener:
         if recognizer is None:
             from strands_voice.listen._whisper import WhisperRecognizer
 
-            recognizer = WhisperRecognizer()
+            recognizer = WhisperRecognizer(language=self.settings.language)
         self.recognizer = recognizer
         self._vad = vad or SileroVad()
         if self._vad.frame_samples != self.settings.frame_samples:

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from strands_voice_protocol.errors import ConfigurationError
+from strands_voice_protocol.languages import answer_language
 
-__all__ = ["EndOfTurnMode", "ListenSettings"]
+__all__ = ["EndOfTurnMode", "ListenSettings", "hearing_language_of"]
 
 #: How a pause is judged: by the turn-end model (audio and words; the silence timer where the model is
 #: not installed) or by the silence timer alone.
@@ -33,7 +34,11 @@ class ListenSettings:
         incomplete_silence_s: Silence that still ends a turn the model judged incomplete (the caller
             paused mid-sentence and did not go on).
         max_turn_s: A turn ends (``TurnTooLong``) after this much audio, even if the caller goes on.
-        language: The caller's language: its word lists (what leaves a sentence open, the backchannels).
+        language: The caller's language: Kokoro's letter (``j``), an ISO 639-1 code (``ja``) or a BCP-47
+            tag (``ja-JP``). It picks the turn words (what leaves a sentence open, the backchannels, what
+            interrupts: :mod:`strands_voice.listen._words`; a language without lists is judged by the sound
+            alone) and the default recognizer's language. :class:`~strands_voice.cascade.VoiceCascade`
+            without settings hears the language of its voice (:func:`hearing_language_of`).
         pre_roll_s: Audio kept from before the first speech frame and given to the recognizer (onsets).
         speculative: Start the final recognition during a pause (discarded if speech resumes), so the
             text is ready when the turn ends (and the turn-end model can read the words).
@@ -70,9 +75,18 @@ class ListenSettings:
         for name in ("min_speech_s", "end_silence_s", "incomplete_silence_s", "max_turn_s"):
             if getattr(self, name) <= 0:
                 raise ConfigurationError(f"{name} must be positive, got {getattr(self, name)}")
+        if not self.language.strip():
+            raise ConfigurationError("language must name a language ('en', 'j', 'ja-JP', ...)")
         if self.pre_roll_s < 0 or self.vad_hysteresis < 0:
             raise ConfigurationError("pre_roll_s and vad_hysteresis must not be negative")
 
     def samples(self, seconds: float) -> int:
         """``seconds`` of audio as a sample count at :attr:`sample_rate`."""
         return round(seconds * self.sample_rate)
+
+
+def hearing_language_of(lang: str | None, voice: str | None, listen_lang: str | None = None) -> str:
+    """The caller's language of a call or a cascade: ``listen_lang`` when said, else the answers' language
+    (``lang``, else the voice's letter, as the endpoint reads it: a Japanese voice without ``lang`` reads
+    English; see :func:`strands_voice_protocol.languages.answer_language`)."""
+    return listen_lang or answer_language(lang, voice)

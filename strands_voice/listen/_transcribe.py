@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Final
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError, RecognitionError, RecognitionErrorCode
+from strands_voice_protocol.languages import hearing_language
 
 from strands_voice.listen._deps import transcribe_sdk
 from strands_voice.listen._recognizer import RecognitionStream, Recognized
@@ -174,6 +176,14 @@ class TranscribeRecognizer:
         self._overrides: dict[str, Any] | None = None
         self._client: Any = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
+
+    def hearing(self, language: str) -> TranscribeRecognizer:
+        """A recognizer of ``language`` (a BCP-47 tag, an ISO code or Kokoro's letter: ``j`` → ``ja-JP``)
+        with this one's settings (its region, endpoint and credentials)."""
+        other = copy.copy(self)
+        known = hearing_language(language)
+        other.language_code = known.tag if known is not None else language
+        return other
 
     async def warm_up(self) -> None:
         """Find the region and the credentials ahead of the first turn (no call to the service)."""

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 import numpy as np
 from strands_voice_protocol.aio.tasks import cancel_and_wait
+from strands_voice_protocol.languages import hearing_language
 
 from strands_voice.listen._deps import import_extra
 from strands_voice.listen._recognizer import RecognitionStream, Recognized
@@ -99,12 +100,21 @@ def whisper_model_dir() -> Path:
     return cache
 
 
+def whisper_language(language: str | None) -> str | None:
+    """Whisper's code of a language named by a code, a Kokoro letter or a BCP-47 tag (``j`` → ``ja``)."""
+    if language is None:
+        return None
+    known = hearing_language(language)
+    return known.code if known is not None else language.split("-")[0].lower()
+
+
 class WhisperRecognizer:
     """faster-whisper on CPU, int8 (the default recognizer: offline, no arguments needed).
 
     Args:
         model_dir: A CTranslate2 Whisper model folder (default: :func:`whisper_model_dir`).
-        language: The spoken language (None: detected, slower).
+        language: The spoken language: Whisper's code (``ja``), Kokoro's letter (``j``) or a BCP-47 tag
+            (``ja-JP``); None: detected, slower.
         beam_size: 1 is greedy decoding (fastest; the base model gains little from a beam here).
         cpu_threads: CTranslate2's threads.
         model: An already loaded ``faster_whisper.WhisperModel`` (shared between recognizers).
@@ -120,24 +130,39 @@ class WhisperRecognizer:
         model: Any = None,
     ) -> None:
         self._model_dir = model_dir
-        self._language = language
+        self._language = whisper_language(language)
         self._beam_size = beam_size
         self._cpu_threads = cpu_threads
-        self._model = model
+        # Shared by the recognizers of other languages made by hearing(): one model, one run at a time.
+        self._loaded: list[Any] = [model]
         self._load_lock = threading.Lock()
         self._run_lock = threading.Lock()  # one recognition at a time (two would both be slow)
+
+    @property
+    def language(self) -> str | None:
+        """The language Whisper is held to (its code; None: detected)."""
+        return self._language
+
+    def hearing(self, language: str | None) -> WhisperRecognizer:
+        """A recognizer of ``language`` sharing this one's model and its one recognition at a time (calls
+        in different languages on one machine load Whisper once)."""
+        other = WhisperRecognizer(
+            self._model_dir, language=language, beam_size=self._beam_size, cpu_threads=self._cpu_threads
+        )
+        other._loaded, other._load_lock, other._run_lock = self._loaded, self._load_lock, self._run_lock
+        return other
 
     def model(self) -> Any:
         """The loaded model (loaded on first use; thread-safe)."""
         with self._load_lock:
-            if self._model is None:
+            if self._loaded[0] is None:
                 whisper = import_extra("faster_whisper")
                 path = self._model_dir or whisper_model_dir()
-                self._model = whisper.WhisperModel(
+                self._loaded[0] = whisper.WhisperModel(
                     str(path), device="cpu", compute_type="int8", cpu_threads=self._cpu_threads
                 )
                 logger.debug("path=<%s> | whisper model loaded", path)
-            return self._model
+            return self._loaded[0]
 
     def transcribe(self, pcm16: bytes, wanted: Callable[[], bool] | None = None) -> str:
         """Text of a whole utterance (blocking: call in a thread); see :meth:`recognize`."""

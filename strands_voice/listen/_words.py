@@ -1,18 +1,24 @@
 """What the caller's words say about taking turns, per language (sans-I/O).
 
-The word lists of every language live in one data file, ``turn_words.json``; a language without its
-own lists uses the English ones.
+The word lists of every language live in one data file, ``turn_words.json``, keyed by language (ISO 639-1:
+``en``, ``ja``, ``es``, ``fr``, ``it``, ``pt``, ``hi``, ``zh``) and then by list. A language is named by
+Kokoro's letter (``j``), its code (``ja``) or a BCP-47 tag (``ja-JP``). A language without lists gets no
+guess from another's: its turns are judged by the sound alone, and the log says so once.
 
 - :func:`unfinished`: the words stop where a sentence cannot (a trailing comma, "... to", "... is", "and",
-  "I would like to know", a number still being read): the caller is pausing, not done.
+  "I would like to know", a number still being read; 「…て、」「…けど」「…ので」): the caller is pausing.
 - :func:`dictating`: the words stop on a number still being read (digits or a number word last).
-- :func:`asks`: the words end a question.
-- :func:`is_backchannel`: the words are only a listener's feedback ("uh-huh", "mm-hmm", "right", "yeah",
-  "okay"): said over an answer they ask it to go on, not to stop.
+- :func:`asks`: the words end a question ("?", 「…ですか」「…の」「…よね」, 「…吗」).
+- :func:`is_backchannel`: the words are only a listener's feedback ("uh-huh", "right", はい、なるほど, 嗯,
+  "vale"): said over an answer they ask it to go on, not to stop.
 - :func:`interrupts`: the words hold one that stops a speaker however short the utterance ("stop",
-  "wait", "sorry", "what"), or ask a question.
+  "wait", 「ちょっと待って」, 「すみません」, "perdón"), or ask a question.
 - :func:`backchannel_prompt`: the recognizer's context while the agent speaks, so that a backchannel is
   written as one (Whisper writes a mumbled "uh-huh" as "We're hard." without it).
+
+Japanese and Chinese are written without spaces: their lists are matched on characters (the end of the
+text, a phrase inside it), with the recognizer's punctuation (、。？！，) as the only boundaries, and
+their "words" (:func:`words_of`) are pairs of characters, about a word's length.
 """
 
 from __future__ import annotations
@@ -20,9 +26,13 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
+import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from strands_voice_protocol.languages import hearing_language
 
 __all__ = [
     "TurnWords",
@@ -36,100 +46,215 @@ __all__ = [
     "words_of",
 ]
 
-_TRAILING_OPEN: Final = re.compile(r"(?:,|;|:|-|\u2014|\u2026|\.\.\.)\s*$")
+logger = logging.getLogger(__name__)
+
+#: Languages written without spaces between words.
+_UNSPACED: Final = frozenset({"ja", "zh"})
+_TRAILING_OPEN: Final = re.compile(r"(?:,|;|:|-|\u2014|\u2026|\.\.\.|\u3001|\uff0c|\uff1a|\uff1b)\s*$")
 _NUMBER_END: Final = re.compile(r"\d[\d\s,.-]*$")
-_WORD: Final = re.compile(r"[a-z0-9']+(?:-[a-z0-9']+)*")
-_PHRASE_SPLIT: Final = re.compile(r"[.,!?;]+")
+# Letters and digits of any script, with the combining marks of Devanagari and Latin accents.
+_LETTER: Final = r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0963\u0966-\u097f])"
+_WORD: Final = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*'?")
+_PHRASE_SPLIT: Final = re.compile(r"[.,!?;:\u3001\u3002\uff0c\uff01\uff1f\uff1b\uff1a\u2026\u00bf\u00a1]+")
+_QUESTION_MARK: Final = re.compile(r"[?\uff1f]\s*$")
+_END_MARKS: Final = "\u3002.!\uff01\u2026~\u301c\uff5e\u30fc\u3000 "
+# What is not a character of a word in an unspaced language (matching skips it).
+_NOT_CJK_WORD: Final = re.compile(
+    r"[\s\u3000-\u3003\u300c-\u300f\uff01-\uff0f\uff1a-\uff20.,!?;:'\"~\u2026-]+"
+)
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True)
 class TurnWords:
-    """One language's lists (see ``turn_words.json``)."""
+    """One language's lists (see ``turn_words.json``).
 
+    Attributes:
+        code: The language (ISO 639-1).
+        spaced: Whether its words are written apart (False: Japanese, Chinese: matched on characters).
+        backchannels: What a listener says over a speaker (whole phrases).
+        interruptions: Words or phrases that stop a speaker.
+        open_endings: Last words (unspaced: endings of the text) after which a sentence cannot stop.
+        closed_endings: Endings that look open but end a sentence (「教えて」 is a request, not a clause).
+        open_phrases: A pattern of the last words that leave the sentence open.
+        question_endings: Endings of a question (besides "?").
+        question_starts: First words of a question (Hindi's 「क्या」).
+        backchannel_prompt: The recognizer's context while the agent speaks.
+        number_words: Number words that, said last, mean a number is still being read.
+    """
+
+    code: str
+    spaced: bool
     backchannels: frozenset[str]
     interruptions: frozenset[str]
-    open_endings: frozenset[str]
-    open_phrases: re.Pattern[str]
+    open_endings: tuple[str, ...]
+    closed_endings: tuple[str, ...]
+    open_phrases: re.Pattern[str] | None
+    question_endings: tuple[str, ...]
+    question_starts: frozenset[str]
     backchannel_prompt: str
     number_words: frozenset[str] = frozenset()
+
+
+def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
+    def longest_first(key: str) -> tuple[str, ...]:
+        return tuple(sorted(lists.get(key, ()), key=len, reverse=True))
+
+    pattern = lists.get("open_phrases")
+    return TurnWords(
+        code=code,
+        spaced=code not in _UNSPACED,
+        backchannels=frozenset(lists.get("backchannels", ())),
+        interruptions=frozenset(lists.get("interruptions", ())),
+        open_endings=longest_first("open_endings"),
+        closed_endings=longest_first("closed_endings"),
+        open_phrases=re.compile(pattern) if pattern else None,
+        question_endings=longest_first("question_endings"),
+        question_starts=frozenset(lists.get("question_starts", ())),
+        backchannel_prompt=lists.get("backchannel_prompt", ""),
+        number_words=frozenset(lists.get("number_words", ())),
+    )
 
 
 @functools.cache
 def _all_languages() -> dict[str, TurnWords]:
     raw = json.loads(importlib.resources.files(__package__).joinpath("turn_words.json").read_text("utf-8"))
-    return {
-        language: TurnWords(
-            frozenset(lists["backchannels"]),
-            frozenset(lists["interruptions"]),
-            frozenset(lists["open_endings"]),
-            re.compile(lists["open_phrases"]),
-            lists["backchannel_prompt"],
-            frozenset(lists.get("number_words", ())),
+    return {code: _lists(code, lists) for code, lists in raw.items()}
+
+
+def _code(language: str) -> str:
+    known = hearing_language(language)
+    return known.code if known is not None else language.split("-")[0].lower()
+
+
+def turn_words(language: str = "en") -> TurnWords | None:
+    """The lists of ``language`` (a letter, a code or a tag); None: it has none (the sound alone judges)."""
+    code = _code(language)
+    lists = _all_languages().get(code)
+    if lists is None and code not in _warned:
+        _warned.add(code)
+        logger.warning(
+            "language=<%s> | no turn words for this language: its turns are judged by the sound alone",
+            language,
         )
-        for language, lists in raw.items()
-    }
+    return lists
 
 
-def turn_words(language: str = "en") -> TurnWords:
-    """The lists of ``language`` (its first two letters; English when it has none)."""
-    languages = _all_languages()
-    return languages.get(language[:2].lower(), languages["en"])
-
-
-def words_of(text: str) -> list[str]:
-    """The lowercase words of ``text`` (hyphenated words kept whole), punctuation dropped."""
+def words_of(text: str, language: str = "en") -> list[str]:
+    """The lowercase words of ``text`` (hyphenated words kept whole), punctuation dropped; for Japanese
+    and Chinese, its characters two by two."""
+    if _code(language) in _UNSPACED:
+        chars = _NOT_CJK_WORD.sub("", text.lower())
+        return [chars[i : i + 2] for i in range(0, len(chars), 2)]
     return _WORD.findall(text.lower())
+
+
+def _bare(text: str) -> str:
+    """An unspaced language's text as matched: lowercase, no spaces or punctuation."""
+    return _NOT_CJK_WORD.sub("", text.lower())
+
+
+def _ends_with(text: str, endings: Iterable[str]) -> bool:
+    return any(text.endswith(ending) for ending in endings)
 
 
 def unfinished(text: str, language: str = "en") -> bool:
     """Whether ``text`` stops where an utterance cannot (see the module docstring)."""
     stripped = text.strip()
-    if not stripped:
+    lists = turn_words(language)
+    if not stripped or lists is None:
         return False
     if _TRAILING_OPEN.search(stripped):
         return True
-    words = words_of(stripped)
+    if not lists.spaced:
+        if _QUESTION_MARK.search(stripped):
+            return False
+        bare = stripped.rstrip(_END_MARKS)
+        if _ends_with(bare, lists.closed_endings) or not _ends_with(bare, lists.open_endings):
+            return dictating(stripped, lists.code)
+        return True
+    words = words_of(stripped, lists.code)
     if not words:
         return False
-    lists = turn_words(language)
-    if words[-1] in lists.open_endings or lists.open_phrases.search(" ".join(words)):
-        return True
-    return dictating(stripped, language)
+    joined = " ".join(words)
+    if words[-1] in lists.open_endings or (lists.open_phrases and lists.open_phrases.search(joined)):
+        return lists.code == "en" or not _QUESTION_MARK.search(stripped)
+    return dictating(stripped, lists.code)
 
 
 def dictating(text: str, language: str = "en") -> bool:
     """Whether ``text`` stops on a number still being read ("my order number is 4 2 7", "four one five,"):
-    digits or a number word last, and no question asked."""
+    digits or one of the language's number words last, and no question asked."""
     stripped = text.strip()
-    if not stripped or stripped.endswith("?"):
+    if not stripped or _QUESTION_MARK.search(stripped):
         return False
-    if _NUMBER_END.search(stripped.rstrip(".!")):
+    if _NUMBER_END.search(stripped.rstrip(".!\u3002")):
         return True
-    words = words_of(stripped)
-    return bool(words) and words[-1] in turn_words(language).number_words
+    lists = turn_words(language)
+    if lists is None or not lists.number_words:
+        return False
+    words = words_of(stripped, lists.code)
+    return bool(words) and words[-1] in lists.number_words
 
 
-def asks(text: str) -> bool:
-    """Whether ``text`` ends a question."""
-    return text.strip().endswith("?")
+def asks(text: str, language: str = "en") -> bool:
+    """Whether ``text`` ends a question (a question mark, or the language's question words)."""
+    stripped = text.strip()
+    lists = turn_words(language)
+    if lists is None or not stripped:
+        return False
+    if _QUESTION_MARK.search(stripped):
+        return True
+    if not lists.spaced:
+        return _ends_with(stripped.rstrip(_END_MARKS), lists.question_endings)
+    words = words_of(stripped, lists.code)
+    return bool(words) and (words[0] in lists.question_starts or words[-1] in lists.question_endings)
 
 
 def is_backchannel(text: str, language: str = "en") -> bool:
     """Whether ``text`` holds words and every phrase of it is a listener's feedback."""
-    backchannels = turn_words(language).backchannels
-    phrases = [words_of(phrase) for phrase in _PHRASE_SPLIT.split(text)]
-    phrases = [words for words in phrases if words]
+    lists = turn_words(language)
+    if lists is None:
+        return False
+    if not lists.spaced:
+        bare = [chars for phrase in _PHRASE_SPLIT.split(text) if (chars := _bare(phrase))]
+        return bool(bare) and all(_made_of(phrase, lists.backchannels) for phrase in bare)
+    backchannels = lists.backchannels
+    split = [words_of(phrase, lists.code) for phrase in _PHRASE_SPLIT.split(text)]
+    phrases = [words for words in split if words]
     return bool(phrases) and all(
         " ".join(words) in backchannels or all(word in backchannels for word in words) for words in phrases
     )
 
 
+def _made_of(phrase: str, pieces: frozenset[str]) -> bool:
+    """Whether an unspaced phrase is backchannels one after another (「はいはい」, 「うんうん、なるほど」)."""
+    ends = {0}
+    for end in range(1, len(phrase) + 1):
+        if any(start in ends and phrase[start:end] in pieces for start in range(end)):
+            ends.add(end)
+    return len(phrase) in ends
+
+
 def interrupts(text: str, language: str = "en") -> bool:
     """Whether ``text`` holds a word that stops a speaker however short the utterance, or asks a question."""
-    words = {part for word in words_of(text) for part in word.split("-")}
-    return asks(text) or bool(words & turn_words(language).interruptions)
+    lists = turn_words(language)
+    if lists is None:
+        return False
+    if asks(text, lists.code):
+        return True
+    if not lists.spaced:
+        bare = _bare(text)
+        return any(phrase in bare for phrase in lists.interruptions)
+    words = words_of(text, lists.code)
+    parts = {part for word in words for part in word.split("-")}
+    joined = f" {' '.join(words)} "
+    return bool(parts & lists.interruptions) or any(
+        f" {phrase} " in joined for phrase in lists.interruptions if " " in phrase
+    )
 
 
 def backchannel_prompt(language: str = "en") -> str:
     """The recognizer's context while the agent speaks (the backchannels as they should be written)."""
-    return turn_words(language).backchannel_prompt
+    lists = turn_words(language)
+    return lists.backchannel_prompt if lists is not None else ""

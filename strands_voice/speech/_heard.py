@@ -26,6 +26,7 @@ from typing import Any, Final
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from strands_voice_protocol.events import Event
 from strands_voice_protocol.frames import WordJson
+from strands_voice_protocol.languages import unspaced
 
 
 def heard_text(done: Sequence[str], cut_words: Sequence[str] = ()) -> str:
@@ -37,9 +38,14 @@ def heard_text(done: Sequence[str], cut_words: Sequence[str] = ()) -> str:
             endpoint sends them; empty otherwise).
 
     Returns:
-        The pieces joined with single spaces.
+        The pieces joined with single spaces, or with none between two of a script written without
+        spaces (Japanese, Chinese: 「概要を」 then 「簡単に」 is 「概要を簡単に」).
     """
-    return " ".join(piece.strip() for piece in [*done, *cut_words] if piece.strip())
+    text = ""
+    for piece in (piece.strip() for piece in [*done, *cut_words]):
+        if piece:
+            text += piece if not text or (unspaced(text[-1]) and unspaced(piece[0])) else f" {piece}"
+    return text
 
 
 #: Seconds playback waits at the end of a sentence for the player's confirmation before the clock counts

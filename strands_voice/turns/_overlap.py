@@ -17,7 +17,7 @@ def barges_in(text: str, confidence: float | None, settings: TurnSettings) -> bo
     (``sentence_words`` words or more). Any other short utterance stops it only when the recognizer is
     sure of it (``min_confidence``): a mumbled backchannel comes out as odd words of low confidence.
     """
-    words = words_of(text)
+    words = words_of(text, settings.language)
     if not words or is_backchannel(text, settings.language):
         return False
     if interrupts(text, settings.language) or len(words) >= settings.sentence_words:

@@ -149,3 +149,30 @@ def test_audio_faster_than_real_time_makes_the_call_wait() -> None:
     assert core.handle(AudioFrame(second), 10.1) == [Feed(second)]  # 2 s of audio at 10.1 s: 1.9 s ahead
     assert core.handle(AudioFrame(second), 10.2) == [Feed(second), Wait(11.0)]  # 3 s ahead: wait to 2 s
     assert core.handle(AudioFrame(second), 20.0) == [Feed(second)]  # a real-time caller never waits
+
+
+def _started_with(fields: dict[str, object]) -> list[object]:
+    return CallFrames(builder=fixed()).handle(TextFrame(json.dumps({"type": "start", **fields})), 0.0)
+
+
+def test_the_caller_is_heard_in_listen_lang_else_in_the_answers_language() -> None:
+    cases = [
+        ({"voice": "jf_alpha", "lang": "j"}, "j"),
+        ({"voice": "ef_dora"}, "e"),
+        ({"voice": "jm_kumo"}, "a"),  # a Japanese voice without lang reads English (as the endpoint does)
+        ({"voice": "jf_alpha", "lang": "j", "listen_lang": "es-US"}, "es-US"),
+        ({"listen_lang": "h"}, "h"),
+        ({}, "a"),
+    ]
+    for fields, heard in cases:
+        actions = _started_with(fields)
+        assert len(actions) == 1 and isinstance(actions[0], Listen) and actions[0].hears, fields
+        assert actions[0].start.listen_lang == heard, fields
+
+
+def test_a_language_the_server_cannot_hear_leaves_typed_turns_only() -> None:
+    actions = _started_with({"voice": "jf_alpha", "listen_lang": "de-DE"})
+    assert errors(actions) == ["unsupported_language"] and "j (Japanese)" in actions[0].event["message"]  # type: ignore[attr-defined]
+    assert isinstance(actions[1], Listen) and not actions[1].hears
+    for bad in (5, "", "japanese!", "x-"):
+        assert errors(_started_with({"listen_lang": bad})) == ["invalid_request"], bad

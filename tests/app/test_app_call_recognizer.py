@@ -16,10 +16,10 @@ from strands_voice import VoiceOptions
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (None, RecognizerChoice("whisper", "en-US")),
-        ("", RecognizerChoice("whisper", "en-US")),
-        ("whisper", RecognizerChoice("whisper", "en-US")),
-        ("transcribe", RecognizerChoice("transcribe", "en-US")),
+        (None, RecognizerChoice("whisper", None)),
+        ("", RecognizerChoice("whisper", None)),
+        ("whisper", RecognizerChoice("whisper", None)),
+        ("transcribe", RecognizerChoice("transcribe", None)),
         ("transcribe:ja-JP", RecognizerChoice("transcribe", "ja-JP")),
     ],
 )
@@ -36,8 +36,11 @@ def test_an_unknown_call_recognizer_is_a_configuration_error(value: str) -> None
         call_recognizer_from_env({"CALL_RECOGNIZER": value})
 
 
-def test_transcribe_is_made_once_for_every_call(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The factory makes one Transcribe recognizer (the call's rate, the chosen language) for all calls."""
+def test_transcribe_is_made_once_and_hears_each_calls_language(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The factory makes one Transcribe recognizer (the call's rate) for all calls, each call heard in the
+    chosen language, else in its own."""
     require("aws_sdk_transcribe_streaming", "listen")
     require("faster_whisper", "listen")
     from agentcore_app.call import default_listener_factory
@@ -51,13 +54,21 @@ def test_transcribe_is_made_once_for_every_call(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret")
     monkeypatch.setenv("AWS_REGION", "us-west-2")
-    factory = default_listener_factory(RecognizerChoice("transcribe", "ja-JP"))
-    start = CallStart(options=VoiceOptions(), sample_rate=16000)
+    fixed, per_call = (
+        default_listener_factory(RecognizerChoice("transcribe", "ja-JP")),
+        default_listener_factory(RecognizerChoice("transcribe")),
+    )
+    english = CallStart(options=VoiceOptions(), sample_rate=16000)
+    spanish = CallStart(options=VoiceOptions(), sample_rate=16000, listen_lang="e")
 
-    async def two_calls() -> tuple[object, object]:
-        first, second = await factory(start), await factory(start)
-        return first.recognizer, second.recognizer  # type: ignore[attr-defined]
+    async def calls() -> list[TranscribeRecognizer]:
+        opened = [await fixed(english), await fixed(spanish)]
+        opened += [await per_call(english), await per_call(spanish)]
+        return [listener.recognizer for listener in opened]  # type: ignore[attr-defined]
 
-    first, second = asyncio.run(two_calls())
-    assert first is second and isinstance(first, TranscribeRecognizer)
-    assert (first.language_code, first.sample_rate) == ("ja-JP", 16000)
+    first, second, third, fourth = asyncio.run(calls())
+    assert all(isinstance(recognizer, TranscribeRecognizer) for recognizer in (first, second, third, fourth))
+    # Made once per factory (its region and credentials found once), each call in its language.
+    assert first._overrides is second._overrides and third._overrides is fourth._overrides
+    assert [r.language_code for r in (first, second, third, fourth)] == ["ja-JP", "ja-JP", "en-US", "es-US"]
+    assert first.sample_rate == 16000

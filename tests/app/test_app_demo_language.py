@@ -43,3 +43,28 @@ def test_japanese_answer_streams_in_small_tokens_and_splits_into_sentences() -> 
 )
 def test_demo_gives_a_japanese_voice_the_japanese_answer(spec: str, voice: str | None, expected: str) -> None:
     assert answer_language(spec, parse_model_spec(spec), voice) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("プレミアムプランには何が含まれていますか？", "ja"),
+        ("高级套餐包括什么？", "zh"),
+        ("¿Qué incluye el plan premium?", "es"),
+        ("What does the premium plan include?", "en"),
+    ],
+)
+def test_scripted_model_answers_in_the_callers_language(question: str, language: str) -> None:
+    import asyncio
+
+    from agentcore_app.scripted import ScriptedModel
+    from strands import Agent
+
+    async def answer(model: ScriptedModel) -> str:
+        agent = Agent(model=model, callback_handler=None)
+        return str(await agent.invoke_async(question)).strip()
+
+    follows = ScriptedModel(first_sentence_s=0.01, total_s=0.02)
+    assert asyncio.run(answer(follows)) == SCRIPTED_ANSWERS[language].strip()
+    chosen = ScriptedModel("Fixed.", first_sentence_s=0.01, total_s=0.02)
+    assert asyncio.run(answer(chosen)) == "Fixed."  # a chosen text stays whatever the question

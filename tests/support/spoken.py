@@ -11,16 +11,36 @@ import numpy as np
 from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.resample import resample_linear
 
-__all__ = ["LISTEN_RATE", "feed_realtime", "feed_settled", "silence", "speak_16k"]
+__all__ = ["LISTEN_RATE", "espeak_16k", "feed_realtime", "feed_settled", "silence", "speak_16k"]
 
 LISTEN_RATE = 16000
 VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
 
 
-def speak_16k(engine: Any, text: str, speed: float = 1.0) -> bytes:
-    """``text`` spoken by the endpoint's engine, as PCM16 mono at 16 kHz."""
-    audio = np.concatenate(list(engine.synthesize(text, VOICE, speed)))
+def speak_16k(engine: Any, text: str, speed: float = 1.0, voice: str = VOICE) -> bytes:
+    """``text`` spoken by the endpoint's engine in ``voice``, as PCM16 mono at 16 kHz, read in the language
+    the endpoint would read it in (Japanese text under a Japanese voice)."""
+    from kokoro_endpoint.languages import Reading, request_language
+
+    reading = Reading(lang=request_language(None, voice, text))
+    audio = np.concatenate(list(engine.synthesize(text, voice, speed, reading)))
     return resample_linear(float32_to_pcm16(audio), engine.sample_rate, LISTEN_RATE)
+
+
+def espeak_16k(text: str, voice: str) -> bytes:
+    """``text`` spoken by espeak-ng's ``voice`` (``es``, ``fr``, ...), as PCM16 mono at 16 kHz (the apt
+    package ``espeak-ng``: it speaks every language Kokoro does, in a voice no test tuned for)."""
+    import shutil
+    import subprocess
+
+    from optional_groups import skip_or_fail
+    from strands_voice_protocol.audio.wav import wav_to_pcm16
+
+    binary = shutil.which("espeak-ng")
+    if binary is None:
+        skip_or_fail("espeak-ng is not installed: apt-get install espeak-ng (.ci/run installs it)")
+    wav = subprocess.run([binary, "-v", voice, "--stdout", text], check=True, capture_output=True).stdout
+    return resample_linear(wav_to_pcm16(wav), 24000, LISTEN_RATE)  # wav_to_pcm16 gives 24 kHz
 
 
 def silence(seconds: float) -> bytes:

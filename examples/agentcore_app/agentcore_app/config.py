@@ -92,14 +92,15 @@ def call_speculate_from_env(environ: Mapping[str, str] | None = None) -> bool:
 @dataclass(frozen=True)
 class RecognizerChoice:
     """The spoken call's recognizer: ``whisper`` (offline, on the app's CPU) or ``transcribe`` (Amazon
-    Transcribe streaming, in ``language``)."""
+    Transcribe streaming); in ``language`` when given, else in each call's ``listen_lang``."""
 
     kind: str = "whisper"
-    language: str = "en-US"
+    language: str | None = None
 
 
 def call_recognizer_from_env(environ: Mapping[str, str] | None = None) -> RecognizerChoice:
-    """``CALL_RECOGNIZER``: ``whisper`` (default), ``transcribe`` or ``transcribe:<language>`` (``ja-JP``).
+    """``CALL_RECOGNIZER``: ``whisper`` (default), ``transcribe`` or ``transcribe:<language>`` (``ja-JP``:
+    every call in that language; without it each call is heard in its ``listen_lang``).
 
     Raises:
         ConfigurationError: Another value.
@@ -110,7 +111,7 @@ def call_recognizer_from_env(environ: Mapping[str, str] | None = None) -> Recogn
     if kind in ("", "whisper") and not language:
         return RecognizerChoice()
     if kind == "transcribe":
-        return RecognizerChoice("transcribe", language or "en-US")
+        return RecognizerChoice("transcribe", language or None)
     raise ConfigurationError(
         f"CALL_RECOGNIZER={raw!r}: use whisper (offline, the default), transcribe or transcribe:<language>"
     )

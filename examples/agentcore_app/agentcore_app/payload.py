@@ -19,6 +19,7 @@ from strands_voice_protocol.errors import FrameDecodeError, StrandsVoiceError
 from strands_voice_protocol.frames import decode_lexicon
 from strands_voice_protocol.limits import MAX_SPEED, MIN_SPEED
 
+from strands_voice.listen import hearing_language_of
 from strands_voice.speech import MODES, VoiceOptions
 
 __all__ = [
@@ -39,13 +40,14 @@ PAYLOAD_FIELDS: Final = frozenset(
     {"prompt", "mode", "voice", "speed", "format", "normalize", "timestamps", "lang", "lexicon"}
 )
 #: A spoken call's ``start`` frame: the payload's voice fields, its ``type`` and the microphone's rate.
-START_FIELDS: Final = (PAYLOAD_FIELDS - {"prompt"}) | {"type", "sample_rate"}
+START_FIELDS: Final = (PAYLOAD_FIELDS - {"prompt"}) | {"type", "sample_rate", "listen_lang"}
 MAX_PROMPT_CHARS: Final = 8000
 # Kokoro voice ids look like "af_heart" or "jm_kumo", blends like "af_bella(2)+af_sky(1)"; the endpoint
 # says whether each voice exists.
 _ONE_VOICE = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:\([0-9]{1,3}(?:\.[0-9]{1,3})?\))?"
 _VOICE_ID = re.compile(rf"{_ONE_VOICE}(?:\+{_ONE_VOICE}){{0,7}}")
 _LANG = re.compile(r"[a-z]")
+_LISTEN_LANG = re.compile(r"[a-z]|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8}){0,3}")
 
 
 class PayloadError(StrandsVoiceError, ValueError):
@@ -81,10 +83,13 @@ class CallStart:
     Attributes:
         options: How the call's answers are spoken (the payload's voice fields).
         sample_rate: The microphone audio's rate.
+        listen_lang: The caller's language: ``listen_lang`` as sent (a Kokoro letter or a BCP-47 tag),
+            else the answers' (``lang``, else the voice's letter, as the endpoint reads it).
     """
 
     options: VoiceOptions
     sample_rate: int
+    listen_lang: str = "a"
 
 
 def _flag(name: str, value: Any, default: bool) -> bool:
@@ -155,7 +160,12 @@ def parse_call_start(payload: Any) -> CallStart:
     rate = payload.get("sample_rate")
     if rate is not None and (isinstance(rate, bool) or rate != CALL_SAMPLE_RATE):
         raise PayloadError(f"'sample_rate' must be {CALL_SAMPLE_RATE} (PCM16 mono; resample before sending)")
-    return CallStart(options=_options(payload), sample_rate=CALL_SAMPLE_RATE)
+    options = _options(payload)
+    listen_lang = payload.get("listen_lang")
+    if listen_lang is not None and not (isinstance(listen_lang, str) and _LISTEN_LANG.fullmatch(listen_lang)):
+        raise PayloadError("'listen_lang' must be a language letter such as 'j' or a tag such as 'ja-JP'")
+    heard = hearing_language_of(options.lang, options.voice, listen_lang)
+    return CallStart(options=options, sample_rate=CALL_SAMPLE_RATE, listen_lang=heard)
 
 
 def _no_unknown(payload: dict[Any, Any], accepted: frozenset[str]) -> None:

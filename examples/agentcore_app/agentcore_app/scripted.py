@@ -25,7 +25,14 @@ from strands.types.streaming import StreamEvent
 from strands.types.tools import ToolSpec
 from strands_voice_protocol.sentences import sentence_ends
 
-__all__ = ["SCRIPTED_ANSWER", "SCRIPTED_ANSWERS", "ScriptedModel", "ScriptedModelConfig", "split_tokens"]
+__all__ = [
+    "SCRIPTED_ANSWER",
+    "SCRIPTED_ANSWERS",
+    "ScriptedModel",
+    "ScriptedModelConfig",
+    "caller_language",
+    "split_tokens",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +55,7 @@ SCRIPTED_ANSWER: Final = (
     "Just tell me which e-mail address to use."
 )
 
-#: The same answer in Japanese (``scripted?lang=ja``; the demo picks it for a Japanese voice).
+#: The same answer in Japanese (``scripted?lang=ja``, or a question in Japanese).
 SCRIPTED_ANSWER_JA: Final = (
     "プレミアムプランの概要を簡単にご説明します。ほとんどのご家庭に合うプランです。"
     "料金は月額二十四ドル九十九セントで、いつでも無料で解約できます。\n"
@@ -62,8 +69,54 @@ SCRIPTED_ANSWER_JA: Final = (
     "よろしければ、今すぐ十四日間の無料体験を始めることもできます。"
     "どのメールアドレスを使うか教えてください。"
 )
+#: The same answer in Spanish.
+SCRIPTED_ANSWER_ES: Final = (
+    "Le cuento brevemente el plan Premium, que se adapta bien a la mayoría de los hogares. "
+    "Cuesta veinticuatro dólares con noventa y nueve al mes, y puede cancelarlo cuando quiera.\n"
+    "\n"
+    "El plan incluye tres ventajas principales:\n"
+    "\n"
+    "1. Almacenamiento ilimitado en la nube para sus fotos y videos.\n"
+    "2. Atención prioritaria de nuestro equipo.\n"
+    "3. Acceso sin conexión en hasta cinco dispositivos.\n"
+    "\n"
+    "Si quiere, puedo empezar ahora mismo una prueba gratuita de catorce días. "
+    "Dígame qué correo electrónico usamos."
+)
+#: The same answer in Mandarin.
+SCRIPTED_ANSWER_ZH: Final = (
+    "我简单介绍一下高级套餐，它适合大多数家庭。"
+    "每月二十四点九九美元，可以随时免费取消。\n"
+    "\n"
+    "套餐包括三项主要功能：\n"
+    "\n"
+    "1. 照片和视频的无限云存储。\n"
+    "2. 我们团队的优先支持。\n"
+    "3. 最多五台设备的离线使用。\n"
+    "\n"
+    "如果您愿意，我现在就可以为您开始十四天的免费试用。请告诉我用哪个电子邮箱。"
+)
 #: The scripted answers by language (the ``lang`` option of ``scripted``).
-SCRIPTED_ANSWERS: Final[dict[str, str]] = {"en": SCRIPTED_ANSWER, "ja": SCRIPTED_ANSWER_JA}
+SCRIPTED_ANSWERS: Final[dict[str, str]] = {
+    "en": SCRIPTED_ANSWER,
+    "ja": SCRIPTED_ANSWER_JA,
+    "es": SCRIPTED_ANSWER_ES,
+    "zh": SCRIPTED_ANSWER_ZH,
+}
+_KANA: Final = re.compile(r"[\u3040-\u30ff]")
+_HAN: Final = re.compile(r"[\u4e00-\u9fff]")
+_SPANISH: Final = re.compile(r"[¿¡ñÑ]")
+
+
+def caller_language(text: str) -> str:
+    """The language of the caller's words, as far as their writing tells (kana: Japanese; Chinese
+    characters without kana: Mandarin; ``¿``, ``¡``, ``ñ``: Spanish); English otherwise."""
+    if _KANA.search(text):
+        return "ja"
+    if _HAN.search(text):
+        return "zh"
+    return "es" if _SPANISH.search(text) else "en"
+
 
 # Japanese punctuation, kana, kanji and full-width forms: written without spaces between words.
 _CJK: Final = "\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef"
@@ -71,15 +124,19 @@ _CJK: Final = "\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef"
 _TOKEN = re.compile(rf"[{_CJK}]\s*|[^\s{_CJK}]+\s*|\s+")
 
 
-def _remembering(messages: Messages) -> str:
-    """``Earlier you asked: <the previous question>`` when there was one, else nothing."""
-    questions = [
+def _questions(messages: Messages) -> list[str]:
+    return [
         str(block["text"]).strip()
         for message in messages
         if message["role"] == "user"
         for block in message["content"]
         if "text" in block
     ]
+
+
+def _remembering(messages: Messages) -> str:
+    """``Earlier you asked: <the previous question>`` when there was one, else nothing."""
+    questions = _questions(messages)
     if len(questions) < 2:
         return ""
     earlier = questions[-2].rstrip(".?! ")
@@ -146,7 +203,8 @@ class ScriptedModel(Model):
         """Create the model.
 
         Args:
-            text: The answer to stream; :data:`SCRIPTED_ANSWER` when None.
+            text: The answer to stream; when None, :data:`SCRIPTED_ANSWER` in the caller's language (as
+                far as the writing of their last question tells: :func:`caller_language`).
             first_sentence_s: Seconds until the first sentence is complete.
             total_s: Seconds until the whole answer is complete (at least ``first_sentence_s``).
             remember: Open the answer with the previous question, when there is one (shows memory).
@@ -158,10 +216,12 @@ class ScriptedModel(Model):
             "model_id": "scripted",
             "remember": remember,
         }
+        self._follows_caller = text is None
 
     def update_config(self, **model_config: Any) -> None:
         """Update the configuration (``text``, ``first_sentence_s``, ``total_s``, ``model_id``)."""
         self.config.update(model_config)  # type: ignore[typeddict-item]
+        self._follows_caller = self._follows_caller and "text" not in model_config
 
     def get_config(self) -> ScriptedModelConfig:
         """Return the configuration."""
@@ -173,7 +233,12 @@ class ScriptedModel(Model):
         A stand-in whose answer depends on what was said overrides this (not :meth:`stream`), e.g. to
         answer a barge-in with a short "Okay.".
         """
-        return self.config
+        questions = _questions(messages)
+        if not self._follows_caller or not questions:
+            return self.config
+        script = self.config.copy()
+        script["text"] = SCRIPTED_ANSWERS[caller_language(questions[-1])]
+        return script
 
     @staticmethod
     def _delays(tokens: list[str], script: ScriptedModelConfig) -> list[float]:

@@ -140,5 +140,9 @@ def test_interruptions_and_questions_stop_a_speaker_however_short() -> None:
     assert asks("Is that all?") and not asks("That is all.")
 
 
-def test_a_language_without_its_own_lists_uses_english() -> None:
-    assert unfinished("I would like to know", "xx") and is_backchannel("Uh-huh.", "fr")
+def test_a_language_without_its_own_lists_is_judged_by_the_sound_alone() -> None:
+    # No guess from English: German words are neither unfinished, a question, a backchannel nor a stop.
+    assert not unfinished("Ich möchte wissen, ob", "de") and not asks("Was kostet das?", "de")
+    assert not is_backchannel("Uh-huh.", "de") and not interrupts("Stop.", "de")
+    assert judge_turn(0.2, "I would like to know", "de").complete is False  # the audio's 0.2 decides
+    assert judge_turn(0.7, "I would like to know", "de").complete is True

@@ -90,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only VoiceCascade: voice-to-voice latency (split) and barge-in reaction, spoken trials",
     )
     parser.add_argument("--speculation", action="store_true", help="with --talk: only speculation on/off")
+    _add_language(parser)
     parser.add_argument(
         "--schedule",
         action="store_true",
@@ -140,6 +141,16 @@ def _add_capacity_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="only the soak: CALLS calls one after another, then CALLS 4 at a time, each two turns and a "
         "hang-up, against the app in its own process; its memory, open files, sockets, threads, temp files",
+    )
+
+
+def _add_language(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        choices=("a", "j"),
+        default="a",
+        help="with --talk: also the turn-taking calls with callers of this language (j: the endpoint's "
+        "Japanese voices in Japanese), their figures beside the English ones",
     )
 
 
@@ -280,6 +291,10 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     calls = CallsConfig(trials=1 if quick else trials, quick=quick)
     results["turn_taking"] = asyncio.run(bench_turns(calls, _progress))
     results["end_of_turn"] = _end_of_turn_figures(quick)
+    lang = getattr(args, "lang", "a")
+    if lang != "a":
+        other = dataclasses.replace(calls, lang=lang)
+        results[f"turn_taking_{lang}"] = asyncio.run(bench_turns(other, _progress))
 
     def write_plot(run: dict[str, Any], path: Path) -> None:
         from strands_voice_tools.bench.plot import _import_pyplot
@@ -292,6 +307,9 @@ def _run_talk(args: argparse.Namespace, plot_path: Path | None) -> int:
     table = f"{format_talk(results)}\n\n{format_turns(results['turn_taking'])}"
     table += f"\n\n{format_eot(results['end_of_turn'])}"
     table += f"\n\n{format_speculation(results['speculation'])}"
+    if lang != "a":
+        names = {"j": "Japanese"}
+        table += f"\n\n{names[lang]} callers (lang {lang}):\n{format_turns(results[f'turn_taking_{lang}'])}"
     return _report(args, results, table, plot_path, write_plot)
 
 

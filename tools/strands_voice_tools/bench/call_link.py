@@ -49,8 +49,9 @@ class CallLink:
         self._tasks: list[asyncio.Task[None]] = []
 
     @classmethod
-    async def open(cls, url: str, within_s: float = 60.0) -> CallLink:
-        """Connect, send ``start``, wait for ``listening``, start the microphone.
+    async def open(cls, url: str, within_s: float = 60.0, lang: str | None = None) -> CallLink:
+        """Connect, send ``start`` (with ``lang``, the caller's and the answers' language, when given),
+        wait for ``listening``, start the microphone.
 
         Raises:
             StrandsVoiceError: no ``listening`` within ``within_s``.
@@ -59,7 +60,7 @@ class CallLink:
 
         link = cls(await connect(url, max_size=None))
         link._tasks.append(asyncio.create_task(link._read()))
-        await link._socket.send(json.dumps(START))
+        await link._socket.send(json.dumps({**START, **({"lang": lang} if lang else {})}))
         try:
             await asyncio.wait_for(link._listening.wait(), within_s)
         except TimeoutError:

@@ -19,6 +19,7 @@ reads, per utterance:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from strands_voice_protocol.audio.audible import FirstHeard
+from strands_voice_protocol.languages import unspaced
 
 from strands_voice_tools.bench.turn_set import Kind
 
@@ -175,9 +177,17 @@ def play(log: CallLog, rate: int = ANSWER_RATE, stall_s: float = STALL_S) -> lis
 
 
 def _words(text: str) -> set[str]:
-    """The telling words of ``text`` (digits read one by one: a recognizer writes "four two seven" 427)."""
+    """The telling words of ``text`` (digits read one by one: a recognizer writes "four two seven" 427);
+    in Japanese, its pairs of characters that hold a kanji or katakana (no spaces to split words at)."""
     spelled = re.sub(r"\d", lambda digit: f" {_DIGITS[int(digit.group())]} ", text.lower())
-    return {word for word in re.findall(r"[a-z']+", spelled) if len(word) >= 3} - _COMMON
+    latin = {word for word in re.findall(r"[a-z']+", spelled) if len(word) >= 3} - _COMMON
+    chars = [char for char in text if unspaced(char) and char.isalnum()]
+    pairs = {"".join(pair) for pair in itertools.pairwise(chars)}
+    return latin | {pair for pair in pairs if _TELLING.search(pair)}
+
+
+#: Kanji or katakana: a pair of characters holding one tells an utterance (hiragana alone is grammar).
+_TELLING: Final = re.compile(r"[\u30a0-\u30ff\u4e00-\u9fff]")
 
 
 def _belongs(event: dict[str, Any], said: Utterance) -> bool:

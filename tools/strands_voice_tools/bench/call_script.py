@@ -20,7 +20,7 @@ from typing import Any, Final
 from strands_voice_tools.bench.call_link import CallLink
 from strands_voice_tools.bench.turn_set import Kind, Said
 
-__all__ = ["LONG_ANSWER", "CallPlan", "plan_call", "run_call"]
+__all__ = ["ANSWERS", "LONG_ANSWER", "Answers", "CallPlan", "plan_call", "run_call"]
 
 LONG_ANSWER: Final = (
     "The premium plan costs twenty five dollars a month. You can cancel it at any time without a fee. "
@@ -32,6 +32,33 @@ LONG_ANSWER: Final = (
 ACK: Final = "Okay."
 REPLY: Final = "It costs twenty five dollars a month."
 PAUSED_REPLY: Final = "Sure, I can help you with that."
+LONG_ANSWER_JA: Final = (
+    "プレミアムプランは月額二十五ドルです。いつでも無料で解約できます。"
+    "写真と動画のための無制限のクラウドストレージと、サポートチームによる優先対応が含まれます。"
+    "最大五台の端末で、オフラインでも同時にお使いいただけます。"
+    "ほとんどのお客様は、無料のストレージがいっぱいになる最初の週にアップグレードされます。"
+    "よろしければ、今すぐ無料体験を始めることもできます。"
+)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What the stand-in says, in one language: the long answer, to a backchannel or noise taken as a
+    turn, to the interruption, to a paused sentence."""
+
+    long: str
+    ack: str
+    reply: str
+    paused_reply: str
+
+
+#: The stand-in's answers by Kokoro language letter (the caller's).
+ANSWERS: Final[dict[str, Answers]] = {
+    "a": Answers(LONG_ANSWER, ACK, REPLY, PAUSED_REPLY),
+    "j": Answers(
+        LONG_ANSWER_JA, "わかりました。", "月額二十五ドルです。", "かしこまりました。お調べします。"
+    ),
+}
 #: The stand-in's first sentence is ready this long after it is asked.
 FIRST_SENTENCE_S: Final = 0.5
 #: How long an answer plays before the caller speaks over it.
@@ -75,10 +102,10 @@ def plan_call(spoken: dict[Kind, list[Said]], trial: int, *, quick: bool = False
     return CallPlan(turn("question", 3), over, turn("paused", 2))
 
 
-async def _ask(link: CallLink, model: Any, question: Said, progress: Progress) -> bool:
+async def _ask(link: CallLink, model: Any, question: Said, progress: Progress, answers: Answers) -> bool:
     """Ask ``question`` in silence; True once its answer has played for :data:`LEAD_S`."""
     await link.quiet(QUIET_S, ANSWER_WITHIN_S)
-    model.update_config(text=LONG_ANSWER, first_sentence_s=FIRST_SENTENCE_S, total_s=3.0)
+    model.update_config(text=answers.long, first_sentence_s=FIRST_SENTENCE_S, total_s=3.0)
     said = await link.say(question)
     heard = await link.heard(said.end, ANSWER_WITHIN_S)
     if heard is None:
@@ -92,13 +119,16 @@ def _stopped_since(link: CallLink, start: float) -> bool:
     return any(event.get("type") == "interrupted" and at >= start for at, event in link.log.events)
 
 
-async def _over_answers(link: CallLink, model: Any, plan: CallPlan, progress: Progress) -> None:
+async def _over_answers(
+    link: CallLink, model: Any, plan: CallPlan, progress: Progress, answers: Answers
+) -> None:
     questions = itertools.cycle(plan.questions)
     playing = False
     for item in plan.over_answer:
-        if not playing and not await _ask(link, model, next(questions), progress):
+        if not playing and not await _ask(link, model, next(questions), progress, answers):
             continue
-        model.update_config(text=REPLY if item.kind == "interruption" else ACK, total_s=FIRST_SENTENCE_S)
+        reply = answers.reply if item.kind == "interruption" else answers.ack
+        model.update_config(text=reply, total_s=FIRST_SENTENCE_S)
         said = await link.say(item)
         if item.kind == "interruption":
             await link.heard(said.end, ANSWER_WITHIN_S)
@@ -109,12 +139,14 @@ async def _over_answers(link: CallLink, model: Any, plan: CallPlan, progress: Pr
         playing = link.playing() and not _stopped_since(link, said.start)
 
 
-async def run_call(link: CallLink, model: Any, plan: CallPlan, progress: Progress) -> None:
-    """Say ``plan`` on ``link`` (see the module docstring), scripting the stand-in ``model``'s answers."""
-    await _over_answers(link, model, plan, progress)
+async def run_call(link: CallLink, model: Any, plan: CallPlan, progress: Progress, lang: str = "a") -> None:
+    """Say ``plan`` on ``link`` (see the module docstring), scripting the stand-in ``model``'s answers in
+    the caller's language ``lang``."""
+    answers = ANSWERS[lang]
+    await _over_answers(link, model, plan, progress, answers)
     for sentence in plan.paused:
         await link.quiet(QUIET_S, ANSWER_WITHIN_S)
-        model.update_config(text=PAUSED_REPLY, first_sentence_s=FIRST_SENTENCE_S, total_s=1.0)
+        model.update_config(text=answers.paused_reply, first_sentence_s=FIRST_SENTENCE_S, total_s=1.0)
         said = await link.say(sentence)
         await link.heard(said.end, ANSWER_WITHIN_S)
         await link.quiet(QUIET_S, ANSWER_WITHIN_S)

@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -97,11 +98,17 @@ async def _cascade_call(socket: Any, parts: dict[str, Any]) -> None:
     start = json.loads(await socket.recv())
     if start.get("type") != "start":
         return
+    lang = start.get("lang")  # the caller's language and the answers' (None: the voice's)
+    settings = parts["settings"]
+    if lang:
+        settings = dataclasses.replace(settings, language=lang)
+    recognizer = parts["recognizer"].hearing(settings.language)
     _cascade, agent = voice_agent(
         parts["model"],
         parts["tts_url"],
-        settings=parts["settings"],
-        recognizer=parts["recognizer"],
+        lang=lang,
+        settings=settings,
+        recognizer=recognizer,
         speculate=parts.get("speculate", True),
     )
     audio = _CallerAudio()

@@ -65,8 +65,11 @@ def _answer_next(stack: TalkStack, text: str, total_s: float) -> None:
 
 def audible_16k(engine: Any, text: str, voice: str = DEFAULT_VOICE) -> bytes:
     """``text`` in one of the endpoint's voices at 16 kHz, trimmed to its audible part (so its ends are
-    known)."""
-    audio = np.concatenate(list(engine.synthesize(text, voice, 1.0)))
+    known), read in the language the endpoint would read it in (Japanese text under a Japanese voice)."""
+    from kokoro_endpoint.languages import Reading, request_language
+
+    reading = Reading(lang=request_language(None, voice, text))
+    audio = np.concatenate(list(engine.synthesize(text, voice, 1.0, reading)))
     start = first_audible_sample(audio, engine.sample_rate) or 0
     end = len(audio) - (first_audible_sample(audio[::-1].copy(), engine.sample_rate) or 0)
     return resample_linear(float32_to_pcm16(audio[start:end]), engine.sample_rate, LISTEN_RATE)

@@ -30,7 +30,7 @@ from strands_voice_tools.bench.call_log import CallLog, UtteranceFigures, timeli
 from strands_voice_tools.bench.call_script import FIRST_SENTENCE_S, LONG_ANSWER, plan_call, run_call
 from strands_voice_tools.bench.peer_processes import CallPeer, MemoryWatch, free_port
 from strands_voice_tools.bench.peers import trial_order
-from strands_voice_tools.bench.turn_set import VOICES, Kind, Said, spoken_set
+from strands_voice_tools.bench.turn_set import TURN_TEXTS, Kind, Said, spoken_set
 from strands_voice_tools.machine import describe_machine, load_average, package_version
 
 __all__ = [
@@ -114,12 +114,15 @@ class CallsConfig:
         trials: Counted trials (one call per system each).
         warmups: Uncounted trials first (the short plan).
         quick: Every trial on the short plan.
+        lang: The callers' language (Kokoro's letter: ``a`` English, ``j`` Japanese; the turn set's
+            utterances, the call's ``lang``, the stand-in's answers).
     """
 
     systems: tuple[str, ...] = PEER_SYSTEMS
     trials: int = 5
     warmups: int = 1
     quick: bool = False
+    lang: str = "a"
 
 
 @dataclass
@@ -147,11 +150,18 @@ async def _start(names: Sequence[str], llm_url: str, progress: Progress) -> dict
 
 
 async def _one_call(
-    running: _Running, model: Any, spoken: dict[Kind, list[Said]], trial: int, quick: bool, progress: Progress
+    running: _Running,
+    model: Any,
+    spoken: dict[Kind, list[Said]],
+    trial: int,
+    config: CallsConfig,
+    progress: Progress,
 ) -> CallLog:
-    link = await CallLink.open(running.peer.url)
+    lang = None if config.lang == "a" else config.lang
+    link = await CallLink.open(running.peer.url, lang=lang)
+    short = trial < config.warmups or config.quick
     try:
-        await run_call(link, model, plan_call(spoken, trial, quick=quick), progress)
+        await run_call(link, model, plan_call(spoken, trial, quick=short), progress, config.lang)
     finally:
         log = await link.close()
     await asyncio.sleep(1.0)  # the system hears the hang-up before the next call anywhere
@@ -175,15 +185,15 @@ async def _trials(
 ) -> dict[str, list[CallLog]]:
     counted: dict[str, list[CallLog]] = {name: [] for name in running}
     spoken: dict[str, dict[Kind, list[Said]]] = {}
+    voices = TURN_TEXTS[config.lang].voices
     for trial in range(config.warmups + config.trials):
-        voice = VOICES[trial % len(VOICES)]
+        voice = voices[trial % len(voices)]
         if voice not in spoken:
-            spoken[voice] = spoken_set(engine, voice, seed=len(spoken))
+            spoken[voice] = spoken_set(engine, voice, seed=len(spoken), lang=config.lang)
         warm = trial < config.warmups
         for name in trial_order(trial, tuple(running)):
             what = "warm-up" if warm else f"trial {trial - config.warmups + 1}/{config.trials}"
-            short = warm or config.quick
-            log = await _one_call(running[name], model, spoken[voice], trial, short, progress)
+            log = await _one_call(running[name], model, spoken[voice], trial, config, progress)
             progress(f"{name}, {what} ({voice}): {_line(turn_figures(log))}")
             if not warm:
                 counted[name].append(log)
@@ -197,7 +207,7 @@ def _header(config: CallsConfig, argv: Sequence[str] | None) -> dict[str, Any]:
         "command": shlex.join(["strands-voice", *(sys.argv[1:] if argv is None else argv)]),
         "config": {
             **dataclasses.asdict(config),
-            "voices": list(VOICES),
+            "voices": list(TURN_TEXTS[config.lang].voices),
             "model_first_sentence_s": FIRST_SENTENCE_S,
         },
         "machine": {**describe_machine(), "pipecat": package_version("pipecat-ai")},
@@ -273,13 +283,14 @@ async def bench_turns(
     (without it both run the silence timer)."""
     from strands_voice.listen import ListenSettings, default_turn_model
     from strands_voice_tools.bench.call_figures import longest_pause_s, silence_sweep
-    from strands_voice_tools.bench.turn_set import PAUSED, spoken
+    from strands_voice_tools.bench.turn_set import spoken
     from strands_voice_tools.demo import load_tts_engine
 
     engine = load_tts_engine()
     results = await bench_calls(dataclasses.replace(config, systems=TURN_SYSTEMS), progress, argv, engine)
-    voices = VOICES[: min(len(VOICES), config.warmups + config.trials)]
-    pauses = [longest_pause_s(spoken(engine, text, voice)) for voice in voices for text in PAUSED]
+    texts = TURN_TEXTS[config.lang]
+    voices = texts.voices[: min(len(texts.voices), config.warmups + config.trials)]
+    pauses = [longest_pause_s(spoken(engine, text, voice)) for voice in voices for text in texts.paused]
     timer = next(peer for peer in results["peers"] if peer["name"] == TURN_SYSTEMS[1])
     delay = timer["end_of_turn_question_ms"]
     settings = ListenSettings()

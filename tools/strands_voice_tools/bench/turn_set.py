@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import numpy as np
+from strands_voice_protocol.languages import unspaced
 
 __all__ = [
     "BACKCHANNELS",
@@ -29,9 +30,11 @@ __all__ = [
     "PAUSED",
     "PAUSE_S",
     "QUESTIONS",
+    "TURN_TEXTS",
     "VOICES",
     "Kind",
     "Said",
+    "TurnTexts",
     "noise_burst",
     "spoken",
     "spoken_set",
@@ -55,6 +58,41 @@ BACKCHANNELS: Final = ("Uh-huh.", "Mm-hmm.", "Right.")
 INTERRUPTIONS: Final = ("Stop please. What does it cost?",)
 #: The caller's voices, one per trial in turn.
 VOICES: Final = ("jm_kumo", "jf_alpha", "jf_nezumi")
+
+# The Japanese set (``bench --talk --lang j``): the same kinds, said as Japanese callers say them on the
+# phone: a pause after a clause ending in 「て」「けど」「ので」 or a particle, aizuchi over an answer.
+QUESTIONS_JA: Final = (
+    "プレミアムプランの料金はいくらですか？",
+    "いつでも解約できますか？",
+    "オフラインで使える端末は何台ですか？",
+)
+PAUSED_JA: Final = (
+    "プレミアムプランについて、| 何が含まれているか教えてください。",
+    "注文番号は、| 四二七です。",
+    "支払いをしようとしたんですけど、| うまくいきませんでした。",
+    "家族プランの料金を知りたいので、| 教えていただけますか？",
+)
+BACKCHANNELS_JA: Final = ("はい。", "なるほど。", "そうですね。", "うん。")
+INTERRUPTIONS_JA: Final = ("ちょっと待ってください。料金はいくらですか？",)
+VOICES_JA: Final = ("jf_alpha", "jf_nezumi", "jm_kumo")
+
+
+@dataclass(frozen=True)
+class TurnTexts:
+    """One language's utterances of the set."""
+
+    questions: tuple[str, ...]
+    paused: tuple[str, ...]
+    backchannels: tuple[str, ...]
+    interruptions: tuple[str, ...]
+    voices: tuple[str, ...]
+
+
+#: The sets by Kokoro language letter.
+TURN_TEXTS: Final[dict[str, TurnTexts]] = {
+    "a": TurnTexts(QUESTIONS, PAUSED, BACKCHANNELS, INTERRUPTIONS, VOICES),
+    "j": TurnTexts(QUESTIONS_JA, PAUSED_JA, BACKCHANNELS_JA, INTERRUPTIONS_JA, VOICES_JA),
+}
 #: The pause in the middle of a ``paused`` sentence.
 PAUSE_S: Final = 0.8
 #: A noise burst's length and loudness (RMS, dB relative to full scale).
@@ -95,6 +133,14 @@ def noise_burst(seed: int, seconds: float = NOISE_S, dbfs: float = NOISE_DBFS) -
     return (np.clip(noise * fade, -1.0, 1.0) * 32767).astype("<i2").tobytes()
 
 
+def _joined(text: str) -> str:
+    """The words of a paused sentence without its ``|`` (no space where the script has none)."""
+    first, _, rest = text.partition("|")
+    if not rest:
+        return " ".join(text.split())
+    return _joined(f"{first.strip()}{'' if unspaced(first.strip()[-1:]) else ' '}{rest.strip()}")
+
+
 def spoken(engine: Any, text: str, voice: str, pause_s: float = PAUSE_S) -> bytes:
     """``text`` said by ``voice`` at 16 kHz, each ``|``-separated part trimmed to its audible sound and
     the parts joined by ``pause_s`` of silence."""
@@ -104,19 +150,17 @@ def spoken(engine: Any, text: str, voice: str, pause_s: float = PAUSE_S) -> byte
     return (bytes(2 * round(pause_s * RATE))).join(parts)
 
 
-def spoken_set(engine: Any, voice: str, seed: int = 0) -> dict[Kind, list[Said]]:
-    """Every utterance of the set in ``voice`` (the noise bursts seeded from ``seed``), by kind."""
+def spoken_set(engine: Any, voice: str, seed: int = 0, lang: str = "a") -> dict[Kind, list[Said]]:
+    """Every utterance of ``lang``'s set in ``voice`` (the noise bursts seeded from ``seed``), by kind."""
+    texts = TURN_TEXTS[lang]
 
     def say(kind: Kind, texts: tuple[str, ...]) -> list[Said]:
-        return [
-            Said(kind, " ".join(text.replace("|", " ").split()), voice, spoken(engine, text, voice))
-            for text in texts
-        ]
+        return [Said(kind, _joined(text), voice, spoken(engine, text, voice)) for text in texts]
 
     return {
-        "question": say("question", QUESTIONS),
-        "paused": say("paused", PAUSED),
-        "backchannel": say("backchannel", BACKCHANNELS),
+        "question": say("question", texts.questions),
+        "paused": say("paused", texts.paused),
+        "backchannel": say("backchannel", texts.backchannels),
         "noise": [Said("noise", "", "", noise_burst(seed + index)) for index in range(3)],
-        "interruption": say("interruption", INTERRUPTIONS),
+        "interruption": say("interruption", texts.interruptions),
     }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from strands_voice_protocol.errors import StrandsVoiceError
+from strands_voice_protocol.languages import KOKORO_LANGUAGES
 
 from strands_voice_tools.runtime.options import add_runtime_options
 
@@ -33,6 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--voice", default=None, help="the Kokoro voice (default: jm_kumo here, the app's own on a runtime)"
+    )
+    parser.add_argument(
+        "--lang",
+        choices=sorted(KOKORO_LANGUAGES),
+        default=None,
+        help="the language spoken and heard: a Kokoro letter (j Japanese, e Spanish, ...; default: the "
+        "voice's, as the endpoint reads it: jm_kumo speaks English)",
     )
     parser.add_argument("--tts-url", default=None, help="an endpoint to use instead of starting one")
     parser.add_argument("--input", type=Path, help="a WAV to say to the agent (instead of the microphone)")
@@ -112,7 +120,11 @@ async def _talk_files(model: Any, question: bytes, args: argparse.Namespace) -> 
     from strands_voice_tools.talk.streams import AnswerRecorder, PacedInput
 
     with talk_stack(
-        model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url, speculate=not args.no_speculation
+        model,
+        voice=args.voice or DEFAULT_VOICE,
+        lang=args.lang,
+        tts_url=args.tts_url,
+        speculate=not args.no_speculation,
     ) as stack:
         await stack.cascade.recognizer.warm_up()
         mic, recorder = PacedInput(), AnswerRecorder(show=_say)
@@ -136,7 +148,11 @@ async def _talk_live(model: Any, args: argparse.Namespace) -> None:
     with (
         laptop_devices(args) as (speakers, microphone),
         talk_stack(
-            model, voice=args.voice or DEFAULT_VOICE, tts_url=args.tts_url, speculate=not args.no_speculation
+            model,
+            voice=args.voice or DEFAULT_VOICE,
+            lang=args.lang,
+            tts_url=args.tts_url,
+            speculate=not args.no_speculation,
         ) as stack,
     ):
         await stack.cascade.recognizer.warm_up()

@@ -12,13 +12,15 @@ from strands.models.model import Model
 
 from strands_voice import VoiceOptions
 from strands_voice.cascade import VoiceCascade
-from strands_voice.listen import ListenSettings, Recognizer
+from strands_voice.listen import ListenSettings, Recognizer, hearing_language_of
 from strands_voice.turns import TurnSettings
 
 __all__ = ["TalkStack", "running_endpoint", "talk_stack", "voice_agent"]
 
 DEFAULT_VOICE = "jm_kumo"  # the offline packs' English-speaking voice
-SYSTEM_PROMPT = "You are a helpful voice assistant. Answer in a few short spoken sentences."
+SYSTEM_PROMPT = (
+    "You are a helpful voice assistant. Answer in a few short spoken sentences, in the caller's language."
+)
 
 
 @dataclass
@@ -60,18 +62,20 @@ def voice_agent(
     tts_url: str,
     *,
     voice: str = DEFAULT_VOICE,
+    lang: str | None = None,
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
     tools: list[Any] | None = None,
     speculate: bool = True,
 ) -> tuple[VoiceCascade, BidiAgent]:
-    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it (``speculate``:
-    an answer starts, held, at a pause whose words look finished)."""
-    language = (settings or ListenSettings()).language
+    """A ``VoiceCascade`` speaking through ``tts_url`` and the ``BidiAgent`` that runs it; ``lang`` (a
+    Kokoro letter) is the language of its voice and of its ears (None: the voice's, as the endpoint reads
+    it); ``speculate``: an answer starts, held, at a pause whose words look finished."""
+    language = settings.language if settings is not None else hearing_language_of(lang, voice)
     cascade = VoiceCascade(
         model,
         tts_url,
-        options=VoiceOptions(voice=voice),
+        options=VoiceOptions(voice=voice, lang=lang),
         settings=settings,
         recognizer=recognizer,
         turn_settings=TurnSettings(language=language, speculate=speculate),
@@ -84,6 +88,7 @@ def talk_stack(
     model: Model,
     *,
     voice: str = DEFAULT_VOICE,
+    lang: str | None = None,
     tts_url: str | None = None,
     settings: ListenSettings | None = None,
     recognizer: Recognizer | None = None,
@@ -96,6 +101,7 @@ def talk_stack(
             model,
             url,
             voice=voice,
+            lang=lang,
             settings=settings,
             recognizer=recognizer,
             tools=tools,

@@ -18,6 +18,7 @@ agent remembers what was heard.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import uuid
@@ -195,6 +196,11 @@ class Call:
         await self.outbox.put(json.dumps(event))
 
     async def _listen(self, action: frames.Listen) -> None:
+        builder, rate, lang = self.frames.builder, CALL_SAMPLE_RATE, action.start.listen_lang
+        if not action.hears:  # typed turns only (the error was sent)
+            await self.send(builder.listening(sample_rate=rate, session_id=self.session_id))
+            return
+        self.turns.core.settings = dataclasses.replace(self.turns.core.settings, language=lang)
         try:
             self.listener = await self.listener_factory(action.start)
         except MissingDependencyError as error:
@@ -206,9 +212,7 @@ class Call:
             self.close_code = status.WS_1011_INTERNAL_ERROR
             return
         self._spawn(self._hear(self.listener), "call-listener")
-        await self.send(
-            self.frames.builder.listening(sample_rate=CALL_SAMPLE_RATE, session_id=self.session_id)
-        )
+        await self.send(builder.listening(sample_rate=rate, session_id=self.session_id, listen_lang=lang))
 
     async def _hear(self, listener: CallListener) -> None:
         async for event in listener.events():

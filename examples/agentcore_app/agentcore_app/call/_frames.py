@@ -12,7 +12,8 @@ The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 - ``start`` comes first; anything else before it gets one ``invalid_request`` error (binary frames are
   dropped) and the call waits for ``start``. A ``start`` with a bad field or a rate other than 16 kHz
   gets ``invalid_request`` and the call still waits for a good one. A good one opens the listener and is
-  answered with ``listening``.
+  answered with ``listening``; one whose ``listen_lang`` the server cannot hear gets
+  ``unsupported_language`` first, and the call goes on with typed turns only.
 - Binary frames are the caller's PCM16 audio: any size up to ``max_audio_frame_bytes`` (a larger one
   is dropped with ``invalid_request``), an odd trailing byte kept for the next frame. Audio is paced: a
   caller who sends faster than real time, more than ``max_audio_ahead_s`` ahead, is made to wait
@@ -34,6 +35,7 @@ from typing import Any, Final
 
 from starlette import status
 from strands_voice_protocol.call_events import CALL_SAMPLE_RATE, CallEvent, CallEventBuilder
+from strands_voice_protocol.languages import KOKORO_LANGUAGES, hearing_language
 
 from strands_voice.turns import StopPressed, Typed
 
@@ -164,9 +166,11 @@ class Send:
 
 @dataclass(frozen=True)
 class Listen:
-    """Open the listener; the call's settings are ``start``."""
+    """Open the listener; the call's settings are ``start`` (``hears``: False: the caller's language is
+    one the server cannot hear, the call takes typed turns only)."""
 
     start: CallStart
+    hears: bool = True
 
 
 @dataclass(frozen=True)
@@ -266,6 +270,10 @@ class CallFrames:
             return [self._error("invalid_request", error.message)]
         self._move(Move.STARTED)
         self.start, self._quiet_bytes, self._started_at = start, 0, now
+        if hearing_language(start.listen_lang) is None:
+            heard = ", ".join(f"{letter} ({lang.name})" for letter, lang in KOKORO_LANGUAGES.items())
+            said = f"cannot hear listen_lang {start.listen_lang!r}: typed turns only; it hears {heard}"
+            return [self._error("unsupported_language", said), Listen(start, hears=False)]
         return [Listen(start)]
 
     def _prompt(self, message: dict[str, Any]) -> list[FrameAction]:

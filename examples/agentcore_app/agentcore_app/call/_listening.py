@@ -66,7 +66,8 @@ def default_listener_factory(choice: RecognizerChoice | None = None) -> Listener
     """The library's listener per call, with one recognizer shared by all calls (made at first use).
 
     Args:
-        choice: Whisper (the default: offline, its model loaded once) or Amazon Transcribe streaming.
+        choice: Whisper (the default: offline, its model loaded once) or Amazon Transcribe streaming; each
+            call is heard in its ``listen_lang`` unless the choice names a language.
 
     Raises (when a call starts):
         MissingDependencyError: The ``listen`` extra is not installed (``strands-voice[listen]``).
@@ -74,7 +75,7 @@ def default_listener_factory(choice: RecognizerChoice | None = None) -> Listener
     shared: dict[str, Any] = {}
     choice = choice or RecognizerChoice()
 
-    async def open_listener(_start: CallStart) -> CallListener:
+    async def open_listener(start: CallStart) -> CallListener:
         from strands_voice.listen import Listener, ListenSettings, SileroVad, default_turn_model
 
         recognizer = shared.get("recognizer")
@@ -83,8 +84,10 @@ def default_listener_factory(choice: RecognizerChoice | None = None) -> Listener
             await recognizer.warm_up()  # the first recognition is the slowest: not on the caller's turn
             shared["turn_model"] = await asyncio.to_thread(default_turn_model)
         vad = await asyncio.to_thread(SileroVad)  # an ONNX session per call: made off the loop
-        settings = ListenSettings(sample_rate=CALL_SAMPLE_RATE)
-        return Listener(settings, vad=vad, recognizer=recognizer, turn_model=shared["turn_model"])
+        settings = ListenSettings(sample_rate=CALL_SAMPLE_RATE, language=start.listen_lang)
+        # The call's language, on the one loaded model (Whisper) or the same service settings (Transcribe).
+        heard = recognizer.hearing(choice.language or start.listen_lang)
+        return Listener(settings, vad=vad, recognizer=heard, turn_model=shared["turn_model"])
 
     return open_listener
 
@@ -93,7 +96,7 @@ def _recognizer(choice: RecognizerChoice) -> Any:
     from strands_voice.listen import TranscribeRecognizer, WhisperRecognizer
 
     if choice.kind == "transcribe":
-        return TranscribeRecognizer(language_code=choice.language, sample_rate=CALL_SAMPLE_RATE)
+        return TranscribeRecognizer(language_code=choice.language or "en-US", sample_rate=CALL_SAMPLE_RATE)
     return WhisperRecognizer()
 
 

@@ -1092,6 +1092,8 @@ function readPayload() {
   const payload = { prompt, mode: $("mode").value, format: $("format").value };
   const voice = $("voice").value.trim();
   if (voice) payload.voice = voice;
+  const lang = $("lang").value; // the voice's language and the call's ears
+  if (lang) payload.lang = lang;
   const speed = Number($("speed").value);
   if ($("speed").value !== "" && speed !== 1) payload.speed = speed;
   if ($("timestamps").checked) payload.timestamps = true;
