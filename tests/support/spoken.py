@@ -11,7 +11,7 @@ import numpy as np
 from strands_voice_protocol.audio import float32_to_pcm16
 from strands_voice_protocol.audio.resample import resample_linear
 
-__all__ = ["LISTEN_RATE", "espeak_16k", "feed_realtime", "feed_settled", "silence", "speak_16k"]
+__all__ = ["LISTEN_RATE", "espeak_16k", "feed_realtime", "feed_settled", "silence", "speak_16k", "trimmed"]
 
 LISTEN_RATE = 16000
 VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
@@ -41,6 +41,16 @@ def espeak_16k(text: str, voice: str) -> bytes:
         skip_or_fail("espeak-ng is not installed: apt-get install espeak-ng (.ci/run installs it)")
     wav = subprocess.run([binary, "-v", voice, "--stdout", text], check=True, capture_output=True).stdout
     return resample_linear(wav_to_pcm16(wav), 24000, LISTEN_RATE)  # wav_to_pcm16 gives 24 kHz
+
+
+def trimmed(pcm16: bytes, floor: int = 300) -> bytes:
+    """``pcm16`` without its leading and trailing near-silence (samples under ``floor``): the engine pads
+    each utterance with about 0.35 s before and 0.5 s after, which a test's own pauses must not add to."""
+    samples = np.frombuffer(pcm16, np.int16)
+    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) >= floor)
+    if loud.size == 0:
+        return b""
+    return samples[loud[0] : loud[-1] + 1].tobytes()
 
 
 def silence(seconds: float) -> bytes:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import feed_settled, silence, speak_16k
+from support.spoken import feed_settled, silence, speak_16k, trimmed
 
 from strands_voice.listen import Listener, ListenEvent, Transcript, TurnEnded
 
@@ -92,7 +92,8 @@ def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, r
     except MissingDependencyError as error:
         skip_or_fail(str(error))
     groups = ["My card number is four one five,", "five five five,", "one two one two."]
-    audio = silence(0.5) + silence(0.8).join(speak_16k(onnx_engine, group) for group in groups) + silence(2.5)
+    spoken = [trimmed(speak_16k(onnx_engine, group)) for group in groups]
+    audio = silence(0.5) + silence(0.8).join(spoken) + silence(2.5)
     events = asyncio.run(_listen(Listener(recognizer=recognizer), audio))
     finals = [e.text for e in events if isinstance(e, Transcript) and e.final]
     assert len([e for e in events if isinstance(e, TurnEnded)]) == 1
