@@ -226,7 +226,7 @@ class TurnTaking:
             self.phase is Phase.HELD
             and text
             and self._answer is not None
-            and same_words(text, self._answer.words)
+            and same_words(text, self._answer.words, self.settings.language)
         ):
             return shown + self._release()
         if text:
@@ -265,7 +265,7 @@ class TurnTaking:
         answer = self._answer
         if self.phase is not Phase.HELD or answer is None:
             return []
-        if unless is not None and same_words(unless, answer.words):
+        if unless is not None and same_words(unless, answer.words, self.settings.language):
             return []
         self._move(Move.WITHDRAW)
         return [DropAnswer(answer.answer_id)]

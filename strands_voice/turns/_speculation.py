@@ -16,9 +16,9 @@ __all__ = ["looks_finished", "same_words"]
 
 def looks_finished(text: str, language: str = "en") -> bool:
     """Whether the words so far could be a whole turn (some words, none that leave it open)."""
-    return bool(words_of(text)) and not unfinished(text, language)
+    return bool(words_of(text, language)) and not unfinished(text, language)
 
 
-def same_words(said: str, held: str) -> bool:
+def same_words(said: str, held: str, language: str = "en") -> bool:
     """Whether ``said`` (the turn's final words) are the words a held answer was asked for."""
-    return words_of(said) == words_of(held)
+    return words_of(said, language) == words_of(held, language)

@@ -214,3 +214,13 @@ def test_a_streaming_engines_words_heard_up_to_the_pause_are_asked_for_at_the_pa
     assert drive(core, [(1.7, Transcript("What does it cost?", final=False))])[1:] == []
     assert drive(core, [(2.0, SpeechResumed(2.0))]) == [DropAnswer("answer-1")]
     assert drive(core, [(2.8, SpeechPaused(2.8))]) == []
+
+
+def test_a_japanese_callers_finished_question_is_held_and_released_an_open_clause_is_not() -> None:
+    core = TurnTaking(TurnSettings(language="ja"))
+    held = drive(core, paused(0.0, "料金はいくらですか", 1.5))
+    assert held[-1] == StartAnswer("answer-1", "料金はいくらですか", spoken=True, held=True)
+    assert drive(core, ends(0.0, 1.5, "料金はいくらですか？"))[-1] == ReleaseAnswer("answer-1")
+    other = TurnTaking(TurnSettings(language="ja"))
+    actions = drive(other, paused(0.0, "支払いをしようとしたんですけど、", 1.0))
+    assert not [a for a in actions if isinstance(a, StartAnswer)] and other.phase is Phase.IDLE
