@@ -52,3 +52,10 @@ def test_a_leak_is_memory_or_files_past_the_tolerance_or_any_more_threads_socket
         "threads",
         "temp_files",
     ]
+
+
+def test_threads_are_held_to_the_halfway_count_the_worker_pools_size_reached() -> None:
+    first = Census(rss_mb=1000.0, open_files=20, sockets=8, threads=17, temp_files=5)
+    halfway = Census(1000.0, 20, 8, 19, 5)  # the loop's pool grew to its size: not a leak
+    assert compare(first, Census(1000.0, 20, 8, 19, 5), threads_from=halfway) == []
+    assert compare(first, Census(1000.0, 20, 8, 20, 5), threads_from=halfway) == ["threads: 19 -> 20"]
