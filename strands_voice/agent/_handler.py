@@ -66,7 +66,8 @@ from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
 from strands_voice._closing import ClosedOnExit
 from strands_voice.agent._agent_run import AgentRun, close_run, produce
-from strands_voice.agent._answer_memory import AnswerMemories, AnswerMemory
+from strands_voice.agent._answer_memory import AnswerMemories
+from strands_voice.agent._live_controls import LiveControls
 from strands_voice.agent._workers import ActiveResponses
 from strands_voice.session._driver import SILENCE_TIMEOUT_S
 from strands_voice.speech._event_queue import EventQueue
@@ -113,7 +114,7 @@ def ends_model_turn(kwargs: Mapping[str, Any]) -> bool:
     return isinstance(start, Mapping) and "toolUse" in start
 
 
-class VoiceCallbackHandler(ClosedOnExit):
+class VoiceCallbackHandler(LiveControls, ClosedOnExit):
     """A Strands callback handler that speaks the agent's text while it is generated.
 
     Args:
@@ -218,86 +219,6 @@ class VoiceCallbackHandler(ClosedOnExit):
         if current is not None:
             current.end()
 
-    def interrupt(self) -> bool:
-        """Barge-in: stop speaking every response in progress (any thread or loop; idempotent).
-
-        Sends Leg 1 ``cancel`` on the response's open session, drops its audio not yet delivered, speaks
-        none of the rest of that response, and emits one ``interrupted`` event (``heard_text``,
-        ``sentences_done``, ``sentence_cut``: what had been PLAYED, at real-time speed from the first
-        delivered chunk) followed, as always, by ``audio_end``. When the agent writing the response is
-        known it is cancelled (``agent.cancel(message=heard_text)``: no more tokens, no further tool
-        calls), and its last assistant message becomes the heard text, also when it had already finished
-        writing (its session manager persists the rewrite).
-
-        Returns:
-            Whether a response was in progress (a second call still returns True; it does nothing more).
-        """
-        active = self._responses.active()
-        for response in active:
-            response.interrupt()
-        return bool(active)
-
-    def drop(self) -> bool:
-        """Stop every response in progress of which the caller has heard nothing, and forget it (any
-        thread or loop; idempotent): as :meth:`interrupt`, except that the agent writing it keeps no trace
-        of it (no answer, not even an ellipsis, and no question: the caller's next turn asks it again).
-        For a speculative answer, or one the caller talked over before it was heard.
-
-        Returns:
-            Whether a response was in progress.
-        """
-        active = self._responses.active()
-        for response in active:
-            if isinstance(response.memory, AnswerMemory):
-                AnswerMemories.drop(response.memory)
-            response.interrupt()
-        return bool(active)
-
-    def pause(self) -> bool:
-        """Hold the speech where it is (any thread or loop; idempotent): no more audio is delivered and
-        the heard count stops until :meth:`resume`, or :meth:`interrupt` ends the response. For a caller
-        who may be barging in: a backchannel resumes, real words interrupt.
-
-        Returns:
-            Whether a response was in progress.
-        """
-        active = self._responses.active()
-        for response in active:
-            response.pause()
-        return bool(active)
-
-    def resume(self) -> bool:
-        """Go on from where :meth:`pause` held the speech: nothing repeated, nothing lost.
-
-        Returns:
-            Whether a response was in progress.
-        """
-        active = self._responses.active()
-        for response in active:
-            response.resume()
-        return bool(active)
-
-    def confirm_played(self, sentence: int) -> bool:
-        """The caller's player has played ``sentence`` of the response in progress to its end (a phone's
-        mark): what was heard follows its word (any thread or loop). Returns whether one was in progress."""
-        active = self._responses.active()
-        for response in active:
-            response.confirm(sentence)
-        return bool(active)
-
-    @property
-    def heard_ms(self) -> float | None:
-        """How much of the response in progress the caller has played, in ms (None: none in progress)."""
-        active = self._responses.active()
-        return active[0].heard_ms if active else None
-
-    def unplayed_ms(self) -> float | None:
-        """How much delivered audio of the response in progress the caller has not played yet, in ms
-        (None: none in progress). A consumer that sends audio on at once can pace itself with it, so that
-        a pause or a barge-in finds little audio already on its way."""
-        active = self._responses.active()
-        return active[0].unplayed_ms if active else None
-
     # --- the Leg 3 stream -----------------------------------------------------------------------------
 
     async def stream(
@@ -379,11 +300,6 @@ class VoiceCallbackHandler(ClosedOnExit):
             until_audio_end: End after the next ``audio_end`` (one response) instead of at :meth:`close`.
         """
         return self._hub.subscribe(until_audio_end=until_audio_end)
-
-    @property
-    def speaking(self) -> bool:
-        """True while any response still has text or audio in flight."""
-        return bool(self._responses.active())
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every response's audio has been delivered and its session closed.

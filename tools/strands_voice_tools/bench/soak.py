@@ -186,25 +186,10 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
             os.environ.pop("TMPDIR", None)
             os.environ.pop("CALL_MAX_CALLS", None)
         try:
-            url, pid = str(running.peer.url), running.peer.pid
             load = [load_average()]
-            # The first ten: alone, then the last of them at once, so what calls at once use for good (the
-            # event loop's worker threads, a bounded pool that keeps its idle threads) is in the baseline.
-            await _calls(url, FIRST_CALLS - at_once, 1)
-            await _calls(url, at_once, at_once)
-            await asyncio.sleep(settle_s)
-            first = census(pid, temp_dir)
-            progress(f"after {FIRST_CALLS} calls: {first}")
-            await _calls(url, calls - FIRST_CALLS, 1)
-            progress(f"{calls} calls one after another")
-            await _calls(url, calls // 2, at_once)
-            await asyncio.sleep(settle_s)
-            halfway = census(pid, temp_dir)
-            progress(f"{calls // 2} calls {at_once} at a time: {halfway}")
-            await _calls(url, calls - calls // 2, at_once)
-            progress(f"{calls} calls {at_once} at a time")
-            await asyncio.sleep(settle_s)
-            last = census(pid, temp_dir)
+            first, halfway, last = await _counted_calls(
+                str(running.peer.url), running.peer.pid, temp_dir, calls, at_once, settle_s, progress
+            )
             load.append(load_average())
         finally:
             await running.memory.stop()
@@ -221,6 +206,30 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
         "machine": describe_machine(),
         "duration_s": round(time.perf_counter() - started, 1),
     }
+
+
+async def _counted_calls(
+    url: str, pid: int, temp_dir: Path, calls: int, at_once: int, settle_s: float, progress: Progress
+) -> tuple[Census, Census, Census]:
+    """The soak's calls, and the app's counts after the first ten, halfway through those at once, and
+    after all."""
+    # The first ten: alone, then the last of them at once, so what calls at once use for good (the
+    # event loop's worker threads, a bounded pool that keeps its idle threads) is in the baseline.
+    await _calls(url, FIRST_CALLS - at_once, 1)
+    await _calls(url, at_once, at_once)
+    await asyncio.sleep(settle_s)
+    first = census(pid, temp_dir)
+    progress(f"after {FIRST_CALLS} calls: {first}")
+    await _calls(url, calls - FIRST_CALLS, 1)
+    progress(f"{calls} calls one after another")
+    await _calls(url, calls // 2, at_once)
+    await asyncio.sleep(settle_s)
+    halfway = census(pid, temp_dir)
+    progress(f"{calls // 2} calls {at_once} at a time: {halfway}")
+    await _calls(url, calls - calls // 2, at_once)
+    progress(f"{calls} calls {at_once} at a time")
+    await asyncio.sleep(settle_s)
+    return first, halfway, census(pid, temp_dir)
 
 
 def format_soak(results: dict[str, Any]) -> str:
