@@ -151,5 +151,7 @@ def test_a_spanish_caller_is_heard_in_spanish(japanese_app: Any) -> None:
     caller = asyncio.run(call())
     assert caller.of("listening")[0]["listen_lang"] == "es-US"
     (heard,) = [event["text"] for event in caller.of("transcript") if event["final"]]
-    assert {"cancelar", "suscripción"} <= set(re.findall(r"\w+", heard.lower())), heard
+    # Spanish words, as Whisper writes them in Spanish ("cancelar mi" may come out as "cancelarme"): an
+    # English reading of the same sound has none of them.
+    assert all(word in heard.lower() for word in ("cancelar", "suscripción")), heard
     assert log.requests[-1].last_user_text == heard

@@ -94,4 +94,6 @@ def test_a_spanish_question_is_recognized_in_spanish(onnx_engine: Any, endpoint_
         )
         ask(voice, question)
     asked = log.requests[0].last_user_text
-    assert {"cancelar", "suscripción"} <= set(re.findall(r"\w+", asked.lower())), asked
+    # Spanish words, as Whisper writes them in Spanish ("cancelar mi" may come out as "cancelarme"): an
+    # English reading of the same sound has none of them.
+    assert all(word in asked.lower() for word in ("cancelar", "suscripción")), asked
