@@ -170,7 +170,7 @@ class Microphone(ClosedOnExit):
         """Stop recording and release the device (idempotent)."""
         stream, self._stream = self._stream, None
         if stream is not None:
-            stream.stop()
+            stream.abort()  # at once: a stop drains the device's buffer, which may never empty
             stream.close()
 
     def _callback(self, indata: Any, frames: int, timing: Any, status: Any) -> None:

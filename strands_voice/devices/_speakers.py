@@ -175,7 +175,7 @@ class Speakers(ClosedOnExit):
             self._buffer.clear()
             self._cond.notify_all()
         if stream is not None:
-            stream.stop()
+            stream.abort()  # at once: a stop drains the device's buffer, which may never empty
             stream.close()
 
     def output(self) -> SpeakersOutput:

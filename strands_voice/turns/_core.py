@@ -54,7 +54,7 @@ from strands_voice.turns._actions import (
     TurnAction,
 )
 from strands_voice.turns._inputs import AnswerEnded, AnswerSpeaking, StopPressed, Tick, TurnInput, Typed
-from strands_voice.turns._overlap import barges_in
+from strands_voice.turns._overlap import barges_in, sure_before_the_end
 from strands_voice.turns._settings import TurnSettings
 from strands_voice.turns._speculation import looks_finished, same_words
 from strands_voice.turns._state import Move, Phase, next_phase
@@ -215,6 +215,8 @@ class TurnTaking:
                 return shown + (self._go_on() if event.final else [])
             if event.final:
                 return shown + self._ask(text, spoken=True)
+            if not sure_before_the_end(text, self.settings):
+                return shown  # a short utterance is judged on its final words
             return shown + self._stop() + self._speculate(text)
         shown = [ShowTranscript(event.text, event.final, event.end_of_turn)]
         if not event.final and self._caller.sounding:

@@ -117,7 +117,7 @@ def test_a_japanese_caller_is_heard_in_japanese(japanese_app: Any, onnx_engine: 
 
     assert caller.of("listening")[0]["listen_lang"] == "j"
     heard = [event["text"] for event in caller.of("transcript") if event["final"]]
-    print(f"\nheard: {heard}")
+    print(f"\nheard: {heard}\n{caller.story()}")
     # The question, the barge-in and the four paused sentences are turns; the aizuchi are heard as such.
     finals = [text for text in heard if not is_backchannel(text, "j")]
     assert len(finals) == 2 + len(PAUSED), heard
@@ -131,7 +131,8 @@ def test_a_japanese_caller_is_heard_in_japanese(japanese_app: Any, onnx_engine: 
     assert heard_text and _KANA.search(heard_text) and " " not in heard_text, heard_text
     # Every user turn the model received is Japanese, and no aizuchi was taken for one.
     asked = [request.last_user_text for request in log.requests]
-    assert len(asked) == 2 + len(PAUSED) and all(_KANA.search(text) for text in asked), asked
+    assert len(asked) == 2 + len(PAUSED), f"{asked}\n{caller.story()}"
+    assert all(_KANA.search(text) for text in asked), asked
 
 
 def test_a_spanish_caller_is_heard_in_spanish(japanese_app: Any) -> None:

@@ -175,6 +175,28 @@ class Caller:
     def of(self, kind: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == kind]
 
+    def story(self) -> str:
+        """What arrived, for a failing assert: each event (not text deltas) with its time from the first
+        arrival, each run of audio as one line with its length."""
+        lines: list[str] = []
+        events, audio = iter(self.events), iter(self.audio)
+        start = self.times[0] if self.times else 0.0
+        run_bytes = 0
+        for kind, at in zip(self.order, self.times, strict=True):
+            if kind == "audio":
+                run_bytes += len(next(audio)[1])
+                continue
+            if run_bytes:
+                lines.append(f"  audio {run_bytes / 32000:.1f} s")
+                run_bytes = 0
+            event = next(events)
+            if kind not in ("text_delta", "sentence_complete", "words"):
+                shown = {k: v for k, v in event.items() if k not in ("type", "timestamps")}
+                lines.append(f"{at - start:7.2f} {kind} {json.dumps(shown, ensure_ascii=False)[:160]}")
+        if run_bytes:
+            lines.append(f"  audio {run_bytes / 32000:.1f} s")
+        return "\n".join(lines)
+
     async def close(self) -> None:
         await self.socket.close()
         await asyncio.wait_for(self.closed.wait(), 10.0)

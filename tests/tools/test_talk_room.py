@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 from kokoro_endpoint.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
+from support.processes import ctrl_c
 from support.pulse import null_sink_server, say_into
 
 pytestmark = pytest.mark.timeout(280)
@@ -65,8 +65,7 @@ def test_talk_hears_one_question_and_answers_it_through_the_room(
             say_into(room, float32_to_pcm16(spoken)).wait(30)
             time.sleep(LISTEN_S)
         finally:
-            talk.send_signal(signal.SIGINT)  # Ctrl-C
-            returncode = talk.wait(60)
+            returncode = ctrl_c(talk, err)
     said, status = out.read_text().splitlines(), err.read_text()
     heard = [line for line in said if line.startswith("you: ")]
     assert len(heard) == 1, said

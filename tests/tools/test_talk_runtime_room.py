@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
 from support.agentcore_stand_in import ACCESS_KEY, SECRET_KEY, stand_in_thread
+from support.processes import ctrl_c
 from support.pulse import null_sink_server, say_into
 from support.runtime_app import ARN, spoken_runtime_app
 
@@ -76,8 +76,7 @@ def test_talk_with_the_runtime_through_the_room(spoken_app: str, onnx_engine: An
             say_into(room, float32_to_pcm16(spoken)).wait(30)
             time.sleep(LISTEN_S)
         finally:
-            talk.send_signal(signal.SIGINT)  # Ctrl-C
-            returncode = talk.wait(60)
+            returncode = ctrl_c(talk, err)
     said, status = out.read_text().splitlines(), err.read_text()
     heard = [line for line in said if line.startswith("you: ")]
     assert len(heard) == 1, said

@@ -7,9 +7,11 @@ Errors are one line on stderr, ``strands-voice: error: <message>`` (argparse's o
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -87,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(error)
         return 2
     args = parser.parse_args(args_list)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: how a hung conversation is read.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

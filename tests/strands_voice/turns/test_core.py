@@ -135,6 +135,36 @@ def test_a_short_stop_barges_in_as_soon_as_its_words_are_known() -> None:
     assert core.phase is Phase.HELD
 
 
+@pytest.mark.parametrize(
+    ("language", "early", "final"),
+    [("en", "Yeah I", "Yeah, I see."), ("j", "そうです", "そうですね。")],
+)
+def test_a_backchannel_heard_before_its_end_does_not_barge_in(language: str, early: str, final: str) -> None:
+    core = TurnTaking(TurnSettings(language=language))
+    drive(core, [*said(0.0, "What does it cost?", end=1.5), (3.0, AnswerSpeaking("answer-1"))])
+    actions = drive(
+        core,
+        [
+            (10.0, SpeechOnset(10.0)),
+            (10.2, SpeechStarted(10.0)),
+            (10.45, SpeechPaused(10.45)),
+            # Its first words at an inner pause, sure ones, are no backchannel yet: the answer stays held.
+            (10.6, Transcript(early, final=False, confidence=0.95)),
+        ],
+    )
+    assert actions[0] == PauseAnswer("answer-1") and not of_type(actions, InterruptAnswer)
+    assert core.phase is Phase.PAUSED
+    actions = drive(
+        core,
+        [
+            (10.7, SpeechResumed(10.7)),
+            (10.9, TurnEnded(10.0, 10.9, 11.0, BY_MODEL)),
+            (11.0, Transcript(final, final=True)),
+        ],
+    )
+    assert of_type(actions, ResumeAnswer) == [ResumeAnswer("answer-1")] and core.phase is Phase.SPEAKING
+
+
 def test_speech_that_goes_on_barges_in_before_its_words_are_known() -> None:
     core = speaking_core()
     drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0))])
