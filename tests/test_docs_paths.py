@@ -8,10 +8,16 @@ package-relative `audio/g711.py` or a bare `conftest.py` is found where it lives
 by its file. Not paths: addresses, routes (a leading ``/``), home folders (``~``), placeholders (``<name>``,
 ``…``), globs, assignments, media types (`audio/x-mulaw`), and the few files of other projects or of a run's
 output that the docs name on purpose (``OUTSIDE``).
+
+A dotted name that starts with one of the six packages and then names one of its modules
+(`strands_voice.session._core.SessionCore`) is a path too: every module in it exists, and the name after the
+last module is defined there. A dotted name whose second part is no module is left alone (a metric or span
+attribute such as `strands_voice.audio_chunks`, or a name the package exports).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 from functools import cache
@@ -31,6 +37,18 @@ OUTSIDE = {
     "botocore/data/sagemaker/2017-07-24/service-2.json.gz": "botocore's SageMaker service model",
     "config.json": "Kokoro's model configuration, downloaded with the weights",
 }
+
+
+#: The import name of each package and its folder.
+PACKAGES = {
+    "strands_voice_protocol": ROOT / "protocol" / "strands_voice_protocol",
+    "strands_voice": ROOT / "strands_voice",
+    "kokoro_endpoint": ROOT / "endpoint" / "kokoro_endpoint",
+    "agentcore_app": ROOT / "examples" / "agentcore_app" / "agentcore_app",
+    "strands_voice_tools": ROOT / "tools" / "strands_voice_tools",
+    "strands_voice_infra": ROOT / "cdk" / "strands_voice_infra",
+}
+DOTTED = re.compile(r"^[A-Za-z_]\w*(\.\w+)+$")
 
 
 @cache
@@ -70,6 +88,45 @@ def resolves(span: str, page: Path) -> bool:
     )
 
 
+def module_file(folder: Path, name: str) -> Path | None:
+    """The file that defines module ``name`` of the package in ``folder`` (its ``__init__.py`` or source)."""
+    for path in (folder / name / "__init__.py", folder / f"{name}.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+@cache
+def defined_names(path: Path) -> frozenset[str]:
+    """Every name a module binds anywhere (classes, functions, assignments, imports): what a doc may cite."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            found.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.add(node.id)
+    return frozenset(found)
+
+
+def stale_dotted_name(span: str) -> bool:
+    """A module path that names a module or a module's name that does not exist (see the module docstring)."""
+    parts = span.split(".")
+    folder = PACKAGES.get(parts[0])
+    if folder is None or not DOTTED.match(span):
+        return False
+    if module_file(folder, parts[1]) is None and not parts[1].startswith("_"):
+        return False
+    path, index = folder / "__init__.py", 1
+    while index < len(parts) and (found := module_file(folder, parts[index])):
+        path, index = found, index + 1
+        if found.name != "__init__.py":
+            break
+        folder = found.parent
+    return index < len(parts) and parts[index] not in defined_names(path)
+
+
 def quoted_paths(page: Path) -> list[str]:
     """The spans of ``page`` that read as repository paths (a pytest node id by its file), fences aside."""
     spans = CODE_SPAN.findall(FENCE.sub("", page.read_text(encoding="utf-8")))
@@ -77,12 +134,13 @@ def quoted_paths(page: Path) -> list[str]:
 
 
 def stale_paths(pages: list[Path]) -> list[str]:
-    return [
-        f"{page.relative_to(ROOT)}: {span}"
-        for page in pages
-        for span in quoted_paths(page)
-        if not resolves(span, page)
-    ]
+    stale = []
+    for page in pages:
+        spans = CODE_SPAN.findall(FENCE.sub("", page.read_text(encoding="utf-8")))
+        missing = [span for span in quoted_paths(page) if not resolves(span, page)]
+        missing += [span for span in spans if stale_dotted_name(span)]
+        stale += [f"{page.relative_to(ROOT)}: {span}" for span in missing]
+    return stale
 
 
 def manual_pages() -> list[Path]:
@@ -125,3 +183,12 @@ def test_the_check_sees_a_stale_path_and_passes_what_is_not_a_path(tmp_path: Pat
         "See `tests/gone.py::test_x` and `docs/`.\n```\n`inside/a/fence.py`\n```\n", encoding="utf-8"
     )
     assert quoted_paths(stale) == ["tests/gone.py", "docs/"]
+
+
+def test_the_check_sees_a_stale_module_path() -> None:
+    kept = ["strands_voice.session._core.SessionCore", "strands_voice_protocol.limits.KEEPALIVE_S",
+            "strands_voice.turns", "strands_voice.audio_chunks", "agentcore_app.call.CallLimits"]  # fmt: skip
+    assert [span for span in kept if stale_dotted_name(span)] == []
+    gone = ["strands_voice.session._no_such_core", "strands_voice.session._core.NoSuchClass",
+            "strands_voice_protocol.audio.no_such_codec", "agentcore_app.call._socket.NoSuch"]  # fmt: skip
+    assert [span for span in gone if stale_dotted_name(span)] == gone
