@@ -28,7 +28,7 @@ CODE_SPAN = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"^```.*?^```", re.M | re.S)
 EXTENSIONS = (".py", ".md", ".json", ".js", ".c", ".cpp", ".sh", ".toml", ".html", ".css", ".txt", ".yml")
 #: What marks a span as something other than a path: spaces, addresses, placeholders, globs, options.
-NOT_A_PATH = re.compile(r"\s|://|[<>*…?=;:\[\](){}]|\.\.\.|^[/~.-]|^\.\./")
+NOT_A_PATH = re.compile(r"\s|://|[<>*…?=;:\[\](){}]|\.\.\.|^[/~-]|^\.\.?/|^\.\w+$")
 MEDIA_TYPE = re.compile(r"^(audio|application|text|image|video)/[\w.+-]+$")
 #: Files the docs name that are not the repository's: other projects' sources, and what a run writes.
 OUTSIDE = {
@@ -161,7 +161,7 @@ def test_the_outside_names_are_not_the_repository_s() -> None:
 
 def test_the_check_sees_a_stale_path_and_passes_what_is_not_a_path(tmp_path: Path) -> None:
     page = ROOT / "docs" / "layout.md"
-    kept = ["tests/test_docs_paths.py", "static/app.js", "conftest.py", "tests/app/", "docs/"]
+    kept = ["tests/test_docs_paths.py", "static/app.js", "conftest.py", "tests/app/", "docs/", ".ci/run"]
     assert all(looks_like_a_path(span) and resolves(span, page) for span in kept)
     gone = ["tests/test_no_such_check.py", "strands_voice/no_such_module.py", "no_such_page.md"]
     assert [span for span in gone if looks_like_a_path(span) and not resolves(span, page)] == gone
@@ -176,6 +176,8 @@ def test_the_check_sees_a_stale_path_and_passes_what_is_not_a_path(tmp_path: Pat
         "KOKORO_LEXICON=/path/lexicon.json",
         "static/…",
         "1/2",
+        "../x",
+        ".py",
     ]
     assert [span for span in not_paths if looks_like_a_path(span)] == []
     stale = tmp_path / "page.md"
