@@ -1,16 +1,13 @@
-// Talk: the page's side of a spoken call (call.js carries its frames): the caller's words as they are
-// recognized, each answer a Run fed by the call's events and audio, the answer held while the caller
-// may be barging in, and the Talk / Hang up button.
+// Talk: the page's side of a spoken call on `ws` (call.js carries its frames). The caller's words show as
+// they are recognized; each answer is a Run fed by the call's events and binary audio; the answer is held
+// while the caller may be barging in, and speaking over it silences it here at once (the app interrupts it
+// and says what was heard). And the Talk / Hang up button.
 
 import { Run } from "./answer.js";
 import { CallClient } from "./call.js";
 import { clearAnswerPanel, getAudio, readPayload, silenceCurrent } from "./controls.js";
 import { $, clearError, conversation, page, setState, showError, stats } from "./page.js";
 import { scheduleRender } from "./timeline.js";
-
-// Talk: a spoken call on `ws` (call.js). The caller's words show as they are recognized; each answer is
-// a Run fed by the call's events and binary audio; speaking over an answer silences it here at once
-// (the app interrupts it and says what was heard).
 
 export const hearing = { pendingPrompt: null, finalAt: null };
 
