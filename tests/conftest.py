@@ -10,7 +10,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 # The app's measured call cap is one call on a 2-core runner (agentcore_app.call.CALLS_PER_CORE); the
 # functional tests open calls back to back and several at once, so they run under the old cap. The
-# default itself is tested in tests/app/test_app_call_admission.py.
+# default itself is tested in tests/app/call/test_call_admission.py.
 os.environ.setdefault("CALL_MAX_CALLS", "16")
 
 from collections.abc import Iterator

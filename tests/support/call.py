@@ -8,7 +8,7 @@ Without the ``listen`` group (Silero, Whisper) the protocol tests still run the 
 :class:`~strands_voice.listen.Listener` (its turn detector, its recognition stream handling) with two
 plain engines: :class:`LoudnessVad` (a frame louder than -30 dBFS is speech) and :class:`ScriptedRecognizer`
 (each turn's text is the next of a list), and a "voice" that is a tone (:func:`tone`). The tests with the
-real engines are in ``test_app_call_spoken.py``.
+real engines are in ``test_call_spoken.py``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 // the answers' audio back. The microphone goes through an AudioWorklet (mic-worklet.js) as PCM16 16 kHz
 // frames, sent as captured (silence included: the app finds the turns). Down come JSON text frames
 // (events) and binary frames (the answer's audio, raw bytes of the call's format). The page decides
-// what to show and play (app.js): this module only carries frames and says what went wrong, in words.
+// what to show and play (talk.js, answer.js): this module only carries frames and says what went wrong, in words.
 
 const CALL_RATE = 16000;
 // At most this much audio from before the call started is kept for it (10 s of PCM16 at 16 kHz).

@@ -330,7 +330,7 @@ def test_core_frames_decode_never_raises_other_errors(data: str | bytes) -> None
     st.text(min_size=1, max_size=50).filter(str.strip),
     st.none() | st.text(max_size=10),
     st.none() | st.floats(0.25, 4.0),
-    # A request id is visible ASCII (test_core_request_ids.py: any other is refused).
+    # A request id is visible ASCII (test_request_ids.py: any other is refused).
     st.none() | st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=10),
 )
 def test_core_frames_synthesize_round_trip_property(

@@ -1,5 +1,5 @@
 """``strands-voice talk --runtime-arn`` on a laptop, for real: the command in a room (a private PulseAudio
-server's null sink, as in ``test_talk_room.py``) talking with the app as it is deployed, through the
+server's null sink, as in ``talk/test_room.py``) talking with the app as it is deployed, through the
 SigV4-checking stand-in of AgentCore's WebSocket data plane. A question played into the room is heard by
 the runtime's recognizer, the answer comes back and plays through the command's speakers into the room,
 and the command's echo canceller keeps its own voice from making a second turn. Ctrl-C ends it. Needs the
