@@ -109,10 +109,10 @@ class KnownRateEngine:
 
 
 def main() -> int:
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.engines.silence import SilencePolicy
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
-    from kokoro_endpoint.silence import SilencePolicy
     from strands_voice_tools.bench.texts import BENCH_TEXT
     from strands_voice_tools.demo import load_tts_engine
     from strands_voice_tools.machine import describe_machine, load_average

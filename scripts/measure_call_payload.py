@@ -80,9 +80,9 @@ def main() -> int:
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.app import create_app as create_endpoint
     from kokoro_endpoint.engines.loader import load_engine
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app as create_endpoint
+    from kokoro_endpoint.serving.runner import running_server
 
     engine = load_engine("onnx")
     engine.warm_up()

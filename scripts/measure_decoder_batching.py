@@ -33,11 +33,11 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
-from kokoro_endpoint.engines.cpu_path import cpu_path
-from kokoro_endpoint.engines.onnx_gemm import model_for_path
-from kokoro_endpoint.engines.onnx_sessions import session_options
-from kokoro_endpoint.engines.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
-from kokoro_endpoint.g2p import EnglishG2P
+from kokoro_endpoint.engines.onnx.cpu_path import cpu_path
+from kokoro_endpoint.engines.onnx.onnx_gemm import model_for_path
+from kokoro_endpoint.engines.onnx.onnx_sessions import session_options
+from kokoro_endpoint.engines.onnx.onnx_split import ASR, ENERGY, F0, PHASE_OFFSET, split_model
+from kokoro_endpoint.reading.g2p import EnglishG2P
 from strands_voice_tools.bench.texts import BENCH_TEXT
 
 WINDOWS = (18, 48, 88)

@@ -6,7 +6,7 @@ Not a test (pytest does not collect it). Run from the repository root:
 
 - ``spinning``: onnxruntime's idle pool threads spinning (``KOKORO_ONNX_SPINNING=1``) against sleeping.
 - ``conv-gemm``: the export's ``ConvInteger`` convolutions (``KOKORO_ONNX_CONV_GEMM=0``) against their
-  rewrite as u8 x s8 matrix products (``=1``, :mod:`kokoro_endpoint.engines.onnx_gemm`).
+  rewrite as u8 x s8 matrix products (``=1``, :mod:`kokoro_endpoint.engines.onnx.onnx_gemm`).
 
 Two ONNX engines in one process, identical but for that setting, each warmed up. Round by round, their
 order switched each round, with a 1 s pause before every request (a listener's request comes after a
@@ -23,7 +23,7 @@ import sys
 import time
 from typing import Any
 
-from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+from kokoro_endpoint.engines.onnx.onnx_engine import OnnxEngine
 from strands_voice_tools.bench.engine_probe import engine_first_segment_ms
 from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT
 

@@ -36,10 +36,10 @@ def main(out_path: str) -> None:
     """Measure and write the JSON. The ``asr`` group's packages load here, not at import."""
     import jiwer
     from faster_whisper import WhisperModel
-    from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+    from kokoro_endpoint.engines.onnx.onnx_engine import OnnxEngine
+    from kokoro_endpoint.engines.onnx.windows import WindowPlan
     from kokoro_endpoint.engines.pipeline import synthesize_segments
-    from kokoro_endpoint.engines.windows import WindowPlan
-    from kokoro_endpoint.silence import SilencePolicy
+    from kokoro_endpoint.engines.silence import SilencePolicy
     from strands_voice_tools.bench.texts import HEARD_LONG, HEARD_SHORT
 
     from strands_voice.listen import whisper_model_dir as _whisper_dir

@@ -71,9 +71,9 @@ def _kokoro_onnx() -> Callable[[str], float]:
 
 def _endpoint() -> tuple[Callable[[str], float], Callable[[], None]]:
     """The endpoint's engine (its path for this process's instruction set); its ``speak`` and first step."""
-    from kokoro_endpoint.engines import onnx_runner
-    from kokoro_endpoint.engines.onnx_engine import OnnxEngine
-    from kokoro_endpoint.engines.onnx_split import ASR
+    from kokoro_endpoint.engines.onnx import onnx_runner
+    from kokoro_endpoint.engines.onnx.onnx_engine import OnnxEngine
+    from kokoro_endpoint.engines.onnx.onnx_split import ASR
 
     engine = OnnxEngine.load()
     engine.warm_up()

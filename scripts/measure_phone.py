@@ -104,8 +104,8 @@ async def calls(engine: Any, count: int) -> dict[str, Any]:
     from agentcore_app.conversation import ConversationStore
     from agentcore_app.payload import parse_call_start
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.app import create_app as create_endpoint
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app as create_endpoint
+    from kokoro_endpoint.serving.runner import running_server
     from support.openai_model import served_openai_model
     from support.spoken import speak_16k
 

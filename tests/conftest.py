@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from skipped_tests import pytest_collectreport, pytest_runtest_logreport  # noqa: F401
 
 if TYPE_CHECKING:
-    from kokoro_endpoint.runner import RunningServer
+    from kokoro_endpoint.serving.runner import RunningServer
 
 # Property tests: deterministic under CI (the same fixed examples every run, no wall-clock deadline, no
 # example database carried between runs), exploratory on a developer's machine (new random examples each
@@ -70,8 +70,8 @@ def onnx_engine() -> Any:
 @pytest.fixture(scope="session")
 def endpoint_server(onnx_engine: Any) -> Iterator[RunningServer]:
     """The real TTS endpoint app (ONNX engine) served by uvicorn on 127.0.0.1:<free port>."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
 
     with running_server(create_app(engine=onnx_engine)) as server:
         yield server

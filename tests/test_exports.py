@@ -128,7 +128,7 @@ def test_protocol_and_endpoint_import_without_strands_or_aws() -> None:
         "import sys, strands_voice_protocol.frames, strands_voice_protocol.audio, "
         "strands_voice_protocol.sse, strands_voice_protocol.sentences, strands_voice_protocol.speech_text, "
         "strands_voice_protocol.chunker, strands_voice_protocol.events, strands_voice_protocol.errors, "
-        "kokoro_endpoint.app; "
+        "kokoro_endpoint.serving.app; "
         "heavy = [m for m in ('strands', 'boto3', 'bedrock_agentcore', 'aws_sdk_sagemaker_runtime_http2', "
         "'strands_voice') if m in sys.modules]; "
         "print(','.join(heavy))"

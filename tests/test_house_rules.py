@@ -246,6 +246,40 @@ def test_the_library_top_level_shows_its_concepts() -> None:
     assert len(entries) <= 12, sorted(entries)
 
 
+def crowded_packages(tree: Path, limit: int = 12) -> dict[str, list[str]]:
+    """Every package folder under ``tree`` (itself included) with more than ``limit`` entries at its top."""
+    found = {}
+    for marker in sorted(tree.rglob("__init__.py")):
+        entries = sorted(p.name for p in marker.parent.iterdir() if p.name != "__pycache__")
+        if len(entries) > limit:
+            found[str(marker.parent.relative_to(tree.parent))] = entries
+    return found
+
+
+def test_every_endpoint_package_shows_its_concepts() -> None:
+    """At most 12 entries in each of the endpoint's package folders (files, folders and data counted)."""
+    assert crowded_packages(ROOT / "endpoint" / "kokoro_endpoint") == {}
+
+
+def test_the_crowding_check_sees_a_crowded_subpackage(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    for n in range(12):
+        (tmp_path / "pkg" / "sub" / f"m{n}.py").write_text("", encoding="utf-8")
+    assert list(crowded_packages(tmp_path / "pkg")) == ["pkg/sub"]
+    assert crowded_packages(tmp_path / "pkg", limit=13) == {}
+
+
+def test_endpoint_tests_mirror_the_endpoint_packages() -> None:
+    """Each folder of tests/endpoint/ is a package folder of kokoro_endpoint, at the same place."""
+    package = ROOT / "endpoint" / "kokoro_endpoint"
+    tests = ROOT / "tests" / "endpoint"
+    folders = [p.relative_to(tests) for p in tests.rglob("*") if p.is_dir() and p.name != "__pycache__"]
+    assert folders
+    assert [str(f) for f in folders if not (package / f / "__init__.py").is_file()] == []
+
+
 def test_no_build_output_is_tracked() -> None:
     """Wheels and source archives are built, not committed (``.gitignore`` keeps them out)."""
     import subprocess

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from strands_voice_protocol.errors import ConfigurationError, MissingDependencyError
 
-from kokoro_endpoint.admission import DEFAULT_MAX_LOAD
-from kokoro_endpoint.device import DEVICES, NoGpuError, check_device, engine_for_device
+from kokoro_endpoint.engines.device import DEVICES, NoGpuError, check_device, engine_for_device
 from kokoro_endpoint.engines.loader import ENGINE_KINDS
-from kokoro_endpoint.lexicon import load_lexicon_file
-from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
+from kokoro_endpoint.reading.lexicon import load_lexicon_file
+from kokoro_endpoint.scheduling.admission import DEFAULT_MAX_LOAD
+from kokoro_endpoint.scheduling.scheduler import SCHEDULING_POLICIES
 from kokoro_endpoint.settings import Settings
 
 PROG = "kokoro-endpoint"
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import uvicorn
 
-    from kokoro_endpoint.app import create_app
+    from kokoro_endpoint.serving.app import create_app
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

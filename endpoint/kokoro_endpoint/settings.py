@@ -9,10 +9,10 @@ from pathlib import Path
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.limits import IDLE_TIMEOUT_S, MAX_SPEED, MAX_TEXT_CHARS, MIN_SPEED
 
-from kokoro_endpoint.admission import DEFAULT_MAX_LOAD
-from kokoro_endpoint.scheduler import SCHEDULING_POLICIES
-from kokoro_endpoint.silence import SilencePolicy
-from kokoro_endpoint.text import DEFAULT_CLAUSE_CHARS
+from kokoro_endpoint.engines.silence import SilencePolicy
+from kokoro_endpoint.scheduling.admission import DEFAULT_MAX_LOAD
+from kokoro_endpoint.scheduling.scheduler import SCHEDULING_POLICIES
+from kokoro_endpoint.text.segmentation import DEFAULT_CLAUSE_CHARS
 
 __all__ = ["Settings"]
 
@@ -26,8 +26,8 @@ class Settings:
 
     Attributes:
         engine: ``auto``, ``onnx`` or ``torch`` (used when ``create_app`` is not given an engine).
-        device: ``auto``, ``cuda`` or ``cpu`` (:mod:`kokoro_endpoint.device`): ``cuda`` loads the torch
-            engine onto the GPU and fails at start-up when none is visible.
+        device: ``auto``, ``cuda`` or ``cpu`` (:mod:`kokoro_endpoint.engines.device`): ``cuda`` loads the
+            torch engine onto the GPU and fails at start-up when none is visible.
         model_dir: Torch weights folder; None means ``$SM_MODEL_DIR`` or ``/opt/ml/model``.
         voices: The onnx engine's Kokoro voice files (a directory of ``NAME.bin``, or an ``.npz`` bundle such
             as kokoro-onnx's ``voices-v1.0.bin``); None means ``$KOKORO_VOICES`` (unset: the shipped voices).
@@ -46,14 +46,14 @@ class Settings:
             synthesized ahead of it (2 = synthesize N+1 while N is sent).
         audio_frame_bytes: Largest audio frame sent (an even number: whole 16-bit samples).
         synthesis_workers: Model calls run at once (threads); 1 suits one CPU socket or one GPU.
-        scheduling: Which queued synthesis step runs next (:mod:`kokoro_endpoint.scheduler`):
+        scheduling: Which queued synthesis step runs next (:mod:`kokoro_endpoint.scheduling.scheduler`):
             ``deadline`` (the listener who runs out of audio first; a new request at once) or ``fifo``
             (first submitted, first run).
         opening_lane: Under ``deadline``, a new request's first step runs at once on a lane of its own,
             pausing the running steps (they run again after it, with the same audio); False: it waits for
             the running step.
-        admission_max_load: Admission control (:mod:`kokoro_endpoint.admission`), off when None: a new
-            listener (a WebSocket session, a session's new answer, an ``/invocations`` or
+        admission_max_load: Admission control (:mod:`kokoro_endpoint.scheduling.admission`), off when None: a
+            new listener (a WebSocket session, a session's new answer, an ``/invocations`` or
             ``/v1/audio/speech`` stream) is refused with ``busy`` before any audio when
             ``(listeners + 1) x load`` would exceed this share of the workers' time, ``load`` being the
             engine's compute seconds per second of audio (measured at start-up, then from every step),
@@ -63,7 +63,7 @@ class Settings:
             punctuation, so their first audio comes sooner (seconds sooner on a CPU); None keeps every
             sentence whole.
         silence: How each segment's own silence is trimmed and which pauses are inserted
-            (:class:`~kokoro_endpoint.silence.SilencePolicy`); a WebSocket session may override the
+            (:class:`~kokoro_endpoint.engines.silence.SilencePolicy`); a WebSocket session may override the
             pauses with query parameters (``?sentence_pause_ms=400&clause_pause_ms=100&trim=0``).
         lexicon: The deployment's pronunciations (``KOKORO_LEXICON``, a JSON file: ``{"word": "phonemes"}``),
             under every request's own ``lexicon``.

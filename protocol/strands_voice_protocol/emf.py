@@ -15,7 +15,7 @@ Every dimension named in ``Dimensions`` and every metric in ``Metrics`` is a mem
 other members are properties (searchable in Logs Insights, not metrics). The maintained
 ``aws-embedded-metrics`` package is asynchronous and built around its own environment detection and
 agent sinks; the format is small, so it is written here (sans-I/O apart from :func:`stdout_writer`) and
-checked against the specification in the tests. The endpoint (:mod:`kokoro_endpoint.metrics`) and the
+checked against the specification in the tests. The endpoint (:mod:`kokoro_endpoint.serving.metrics`) and the
 example app (:mod:`agentcore_app.metrics`) both write through it.
 """
 

@@ -127,7 +127,7 @@ def _quiet_agentcore_log() -> None:
 def scripted_app_url(endpoint_server: Any) -> Iterator[str]:
     """The example app (fast scripted model, real TTS endpoint) on 127.0.0.1:<free port>."""
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(tts_url=endpoint_server.ws_url, model=fast_scripted_model(), silence_timeout=SILENCE_S)
     _quiet_agentcore_log()
@@ -139,7 +139,7 @@ def scripted_app_url(endpoint_server: Any) -> Iterator[str]:
 def echo_app_url(endpoint_server: Any) -> Iterator[str]:
     """The example app with :class:`EchoModel`, to check that no conversation carries over."""
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(tts_url=endpoint_server.ws_url, model=EchoModel(), silence_timeout=SILENCE_S)
     _quiet_agentcore_log()

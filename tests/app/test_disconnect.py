@@ -118,7 +118,7 @@ class RecordingTTS:
 
 @pytest.fixture
 def tts() -> Iterator[tuple[RecordingTTS, str]]:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     recorder = RecordingTTS()
     with running_server(recorder.app) as server:
@@ -163,7 +163,7 @@ def test_app_disconnect_while_the_agent_thinks_stops_the_answer(
     tts: tuple[RecordingTTS, str], before: str, until: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice.agent._handler import VoiceCallbackHandler
 

@@ -28,7 +28,7 @@ def app_server(tmp_path: Path) -> Iterator[Any]:
     """The app (echoing model, file store under ``tmp_path/store``, scripted listening) on a free port."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(
         tts_url="ws://127.0.0.1:9",

@@ -233,7 +233,7 @@ def test_app_ping_and_agentcore_headers(scripted_app_url: str, invoke: Any) -> N
 
 def test_app_serves_the_browser_page(tmp_path: Path, endpoint_server: Any) -> None:
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     (tmp_path / "index.html").write_text("<!doctype html><title>voice</title>", encoding="utf-8")
     (tmp_path / "player.js").write_text("export const ok = 1;\n", encoding="utf-8")

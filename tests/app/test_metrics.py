@@ -39,7 +39,7 @@ def _metered_app(tts_url: str, text: str) -> tuple[Any, EmfLines]:
 
 @pytest.fixture(scope="module")
 def metered_app(endpoint_server: Any) -> Iterator[tuple[str, EmfLines]]:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app, lines = _metered_app(endpoint_server.ws_url, "Hello there. This answer is short.")
     with running_server(app) as server:
@@ -75,7 +75,7 @@ def test_answer_figures(metered_app: tuple[str, EmfLines], invoke: Any) -> None:
 
 
 def test_caller_leaving_counts_as_interrupted(endpoint_server: Any) -> None:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app, lines = _metered_app(endpoint_server.ws_url, LONG_ANSWER)
     with running_server(app) as server:
@@ -89,7 +89,7 @@ def test_caller_leaving_counts_as_interrupted(endpoint_server: Any) -> None:
 
 
 def test_speech_error_figures(invoke: Any) -> None:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app, lines = _metered_app("ws://127.0.0.1:9/x", "Hello there. This answer is short.")
     with running_server(app) as server:

@@ -32,7 +32,7 @@ SETTLE_S = 30.0
 def app_server(tmp_path: Path) -> Iterator[Any]:
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(
         tts_url="ws://127.0.0.1:9",

@@ -66,7 +66,7 @@ def page_session(browser: Any) -> Iterator[PageSession]:
 @pytest.fixture
 def replay_server() -> Iterator[ReplayServer]:
     """The replay app on 127.0.0.1:<free port>."""
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     record = ReplayRecord()
     with running_server(create_replay_app(record)) as server:

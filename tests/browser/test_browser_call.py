@@ -49,7 +49,7 @@ def call_app(endpoint_server: Any) -> Iterator[str]:
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(
         tts_url=endpoint_server.ws_url,

@@ -25,7 +25,7 @@ WAIT_MS = 60_000  # hang guard of every wait
 def conversation_app() -> Iterator[tuple[str, Any, HoldingEcho]]:
     """The example app (no store: memory only) on a free port: its URL, the app and the model."""
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     model = HoldingEcho()
     app = create_app(

@@ -41,7 +41,7 @@ def mic_browser(chromium_path: str, mic_wav: Path) -> Iterator[Any]:
 def runtime_page_url() -> Iterator[tuple[str, Any]]:
     """The page server for the stand-in's runtime: ``(page URL, stand-in)``."""
     from agentcore_app.app import STATIC_DIR
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from strands_voice_tools.runtime.page import page_app
     from strands_voice_tools.runtime.signing import Signer, runtime_target
 

@@ -50,7 +50,7 @@ def _names_written(namespace: str) -> set[str]:
     """The metric names the endpoint or the app really writes (their own code, run here)."""
     lines: list[str] = []
     if namespace == ENDPOINT_NAMESPACE:
-        from kokoro_endpoint.metrics import EndpointMetrics
+        from kokoro_endpoint.serving.metrics import EndpointMetrics
 
         endpoint = EndpointMetrics(EmfWriter(namespace, {"Endpoint": ENDPOINT}, lines.append))
         endpoint.request_done("bidi", 0.2, 2.0, 0.5)

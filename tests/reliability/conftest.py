@@ -38,12 +38,12 @@ class ReliabilityEndpoint:
 def reliability_endpoint(onnx_engine: Any) -> Iterator[ReliabilityEndpoint]:
     """The real endpoint app (shared ONNX engine, counted) with ``max_sessions`` big enough for the load
     test, served like the CLI serves it (``ws_max_size`` 4x the frame limit)."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     # Admission off: the load test holds more sessions at once than two cores feed in real time, on
-    # purpose (what admission refuses is tests/endpoint/test_endpoint_admission.py).
+    # purpose (what admission refuses is tests/endpoint/scheduling/test_admission.py).
     settings = Settings(max_sessions=LOAD_SESSIONS + 8, admission_max_load=None)
     engine = CountingEngine(onnx_engine)
     app = create_app(engine=engine, settings=settings)  # type: ignore[arg-type]

@@ -118,7 +118,7 @@ def _app(tts_url: str) -> Any:
 
 @pytest.fixture
 def app_server(reliability_endpoint: Any) -> Iterator[Any]:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     with running_server(_app(reliability_endpoint.server.ws_url)) as server:
         yield server

@@ -72,7 +72,7 @@ def _invoke_and_kill(
 def test_reliability_faults_endpoint_killed_mid_answer_and_restarted_speech_resumes(
     tmp_path: Path, figures: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     import strands_voice.session._driver as session_module
     from strands_voice.session._retry import RetryPolicy
@@ -115,7 +115,7 @@ def test_reliability_faults_endpoint_killed_mid_answer_and_restarted_speech_resu
 def test_reliability_faults_endpoint_stopped_for_good_text_completes_one_error(
     tmp_path: Path, figures: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     import strands_voice.session._driver as session_module
     from strands_voice.session._retry import RetryPolicy
@@ -165,7 +165,7 @@ def test_reliability_faults_stalled_byte_stream_is_ridden_out(
     """A proxy holds the endpoint's bytes for 5 s mid-answer (a congested link), then lets them go:
     no false timeout, no reconnect, the answer completes. The documented limit is the app's silence
     timeout (20 s by default): a longer stall ends speech with ``silence_timeout``."""
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     stall_s = 5.0
     with StallingProxy(reliability_endpoint.server.port, stall_after_bytes=20_000, stall_s=stall_s) as proxy:
@@ -187,7 +187,7 @@ def test_reliability_faults_stalled_byte_stream_is_ridden_out(
 
 
 def test_reliability_faults_caller_disconnects_mid_answer(reliability_endpoint: Any) -> None:
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     sentences = 6
     text = " ".join(f"Sentence number {n} of a long answer that goes on." for n in range(sentences))
@@ -239,8 +239,8 @@ def test_reliability_faults_leg1_client_vanishes_mid_answer(reliability_endpoint
 
 def _stalled_consumer(texts: list[str], pause_s: float) -> tuple[ToneEngine, float, float]:
     """A tone-engine endpoint; a client sends ``texts`` and reads nothing for ``pause_s``."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     engine = ToneEngine(seconds_per_word=10.0)  # 480 kB of pcm16 per word

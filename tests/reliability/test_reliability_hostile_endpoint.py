@@ -33,8 +33,8 @@ DEEP_JSON = b"[" * 30_000 + b"]" * 30_000
 @pytest.fixture(scope="module")
 def served(onnx_engine: Any) -> Iterator[tuple[Any, Any]]:
     """The real endpoint with the default settings (16 sessions), logging to the root logger."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(engine=onnx_engine)
     # log_config=None: uvicorn's own records ("Exception in ASGI application") reach caplog too.
@@ -139,8 +139,8 @@ def test_a_64_mb_chunked_body_sent_whole_reads_its_413(served: tuple[Any, Any]) 
 
 
 def test_an_http_stream_whose_client_stops_reading_frees_its_slot() -> None:
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     settings = Settings(max_sessions=1, send_timeout_s=1.0)
@@ -160,7 +160,7 @@ def test_an_http_stream_whose_client_stops_reading_frees_its_slot() -> None:
 
 
 def test_the_metrics_keep_no_arrival_of_an_answered_request() -> None:
-    from kokoro_endpoint.metrics import BidiWatch, metrics_from_env
+    from kokoro_endpoint.serving.metrics import BidiWatch, metrics_from_env
 
     lines: list[str] = []
     metrics = metrics_from_env({"KOKORO_METRICS": "emf"}, write=lines.append)

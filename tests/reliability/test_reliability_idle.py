@@ -23,8 +23,8 @@ IDLE_S = 2.0
 
 
 def _endpoint(idle_s: float = IDLE_S) -> Any:
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     app = create_app(engine=ToneEngine(seconds_per_word=0.05), settings=Settings(idle_timeout_s=idle_s))  # type: ignore[arg-type]

@@ -131,8 +131,8 @@ def test_reliability_input_ws_frame_over_protocol_limit_closes_only_that_session
 
 
 def test_reliability_input_ws_busy_when_sessions_or_queue_are_full(onnx_engine: Any) -> None:
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     app = create_app(engine=onnx_engine, settings=Settings(max_sessions=2, max_pending_requests=2))
@@ -244,7 +244,7 @@ def app_url(reliability_endpoint: Any) -> Any:
     """The example app (fast scripted model) in front of the real endpoint, on 127.0.0.1."""
     from agentcore_app.app import create_app
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     model = ScriptedModel(text="Short answer here.", first_sentence_s=0.1, total_s=0.2)
     app = create_app(tts_url=reliability_endpoint.server.ws_url, model=model, silence_timeout=120)

@@ -18,7 +18,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 def test_reliability_security_endpoint_binds_loopback_by_default() -> None:
     from kokoro_endpoint.cli import build_parser
-    from kokoro_endpoint.runner import start_server_in_thread
+    from kokoro_endpoint.serving.runner import start_server_in_thread
 
     assert build_parser().parse_args([]).host == "127.0.0.1"
     assert (

@@ -88,8 +88,8 @@ def short_text() -> str:
 @pytest.fixture(scope="module")
 def text_limited_endpoint(onnx_engine: Any) -> Iterator[Any]:
     """A second REAL endpoint (same engine) whose per-request text limit is 45 characters."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     with running_server(create_app(engine=onnx_engine, settings=Settings(max_text_chars=45))) as server:

@@ -28,7 +28,7 @@ def served_app(model: Any, store: ConversationStore, **options: Any) -> Iterator
     """The example app (``model``, ``store``, the in-memory TTS endpoint unless ``transport_factory`` says
     otherwise) on a free port: its base URL."""
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     options.setdefault("transport_factory", InstantTTS)
     app = create_app(tts_url="ws://127.0.0.1:9", model=model, conversation_store=store, **options)

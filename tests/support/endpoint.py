@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from kokoro_endpoint.text import split_segments
+from kokoro_endpoint.text.segmentation import split_segments
 
 from support.leg1_client import Reply, collect, replies
 from support.whisper import whisper_input

@@ -109,7 +109,7 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
     """
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from support.instant_tts import InstantTTS
 
@@ -136,7 +136,7 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
 @contextlib.contextmanager
 def served_openai_model(model: ScriptedModel) -> Iterator[tuple[OpenAIModel, StandInLog]]:
     """``OpenAIModel`` talking to ``model`` served as an OpenAI-compatible server; the server's log."""
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     log = StandInLog()
     with running_server(openai_stand_in_app(model, log)) as server:

@@ -29,7 +29,7 @@ def runtime_app(texts: list[str], model: Any = None) -> Iterator[tuple[str, Any]
     """The app's ``/ws`` URL (``ws://127.0.0.1:<port>/ws``) and the app, while it serves."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from support.conversation_model import HoldingEcho
     from support.instant_tts import InstantTTS
@@ -53,7 +53,7 @@ def spoken_runtime_app(tts_url: str, answer: str) -> Iterator[str]:
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     app = create_app(
         tts_url=tts_url,

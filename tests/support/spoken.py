@@ -20,7 +20,7 @@ VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
 def speak_16k(engine: Any, text: str, speed: float = 1.0, voice: str = VOICE) -> bytes:
     """``text`` spoken by the endpoint's engine in ``voice``, as PCM16 mono at 16 kHz, read in the language
     the endpoint would read it in (Japanese text under a Japanese voice)."""
-    from kokoro_endpoint.languages import Reading, request_language
+    from kokoro_endpoint.reading.languages import Reading, request_language
 
     reading = Reading(lang=request_language(None, voice, text))
     audio = np.concatenate(list(engine.synthesize(text, voice, speed, reading)))

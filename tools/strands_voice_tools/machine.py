@@ -40,7 +40,7 @@ def cpu_instruction_set() -> dict[str, Any]:
     """The CPU's instruction set as the endpoint's ONNX engine reads it (``isa``: ``avx2``, ``avx512``,
     ``avx512_vnni``, ...), its int8-relevant flags, its physical cores, and the instruction set this
     process's CPUID is masked to (``emulated_isa``, :mod:`strands_voice_tools.bench.isa`; None: none)."""
-    from kokoro_endpoint.engines.cpu_path import cpu_flags, instruction_set, physical_cores
+    from kokoro_endpoint.engines.onnx.cpu_path import cpu_flags, instruction_set, physical_cores
 
     flags = cpu_flags()
     return {

@@ -1,6 +1,6 @@
 """What the endpoint asks of a speech engine: the ``Engine`` protocols, and any engine's audio as pieces.
 
-Both engines (:mod:`~kokoro_endpoint.engines.onnx_engine`, :mod:`~kokoro_endpoint.engines.torch_engine`)
+Both engines (:mod:`~kokoro_endpoint.engines.onnx.onnx_engine`, :mod:`~kokoro_endpoint.engines.torch_engine`)
 implement :class:`Engine`; what else each can do (stream within a segment, report phoneme durations, read
 other languages) is a protocol of its own, checked at run time.
 """
@@ -15,8 +15,8 @@ import numpy.typing as npt
 
 from kokoro_endpoint.engines.pieces import SpeechPiece
 from kokoro_endpoint.engines.speech import SpeechSegment
-from kokoro_endpoint.interrupt import Interrupt, close_iterator
-from kokoro_endpoint.languages import Reading
+from kokoro_endpoint.reading.languages import Reading
+from kokoro_endpoint.scheduling.interrupt import Interrupt, close_iterator
 
 __all__ = [
     "Engine",
@@ -91,9 +91,9 @@ class InterruptibleEngine(StreamingEngine, Protocol):
     """A streaming engine whose model call can be stopped mid-way from another thread.
 
     Its :meth:`~StreamingEngine.stream` takes a keyword ``interrupt``
-    (:class:`~kokoro_endpoint.interrupt.Interrupt`): once it is set, the call running stops and the
-    iterator raises :class:`~kokoro_endpoint.interrupt.SynthesisInterrupted`. Other engines finish the
-    step they are in (the scheduler closes them after it).
+    (:class:`~kokoro_endpoint.scheduling.interrupt.Interrupt`): once it is set, the call running stops and the
+    iterator raises :class:`~kokoro_endpoint.scheduling.interrupt.SynthesisInterrupted`. Other engines finish
+    the step they are in (the scheduler closes them after it).
 
     Attributes:
         interruptible: True.
@@ -132,8 +132,8 @@ class ReadingEngine(Engine, Protocol):
     """An engine that reads more than American English and takes a lexicon.
 
     Each of its synthesis methods (``synthesize`` and, where it has them, ``stream`` and
-    ``synthesize_timed``) takes a keyword ``reading`` (:class:`~kokoro_endpoint.languages.Reading`: the
-    language and the lexicon; None: American English). An engine that is not one reads American English
+    ``synthesize_timed``) takes a keyword ``reading`` (:class:`~kokoro_endpoint.reading.languages.Reading`:
+    the language and the lexicon; None: American English). An engine that is not one reads American English
     (or whatever its own G2P reads) and takes no lexicon.
 
     Attributes:

@@ -47,7 +47,7 @@ def load_engine(
     """
     kind = choose_engine_kind(kind, model_dir)
     if kind == "onnx":
-        from kokoro_endpoint.engines.onnx_engine import OnnxEngine
+        from kokoro_endpoint.engines.onnx.onnx_engine import OnnxEngine
 
         return OnnxEngine.load(voices=voices)
     from kokoro_endpoint.engines.torch_engine import TorchEngine

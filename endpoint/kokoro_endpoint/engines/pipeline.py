@@ -2,7 +2,8 @@
 
 :func:`synthesize_segments` normalizes the text, cuts it into sentences and phrases, asks the engine for
 each one's audio (streamed in pieces where the engine can), shapes the silence between them
-(:mod:`kokoro_endpoint.silence`) and places each segment's words (timestamps); every route speaks through it.
+(:mod:`kokoro_endpoint.engines.silence`) and places each segment's words (timestamps); every route speaks
+through it.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from strands_voice_protocol.frames import WordTiming
 
 from kokoro_endpoint.engines.interface import Engine, speech_pieces
 from kokoro_endpoint.engines.pieces import SpeechPiece
-from kokoro_endpoint.interrupt import Interrupt, close_iterator
-from kokoro_endpoint.languages import Reading, normalized
-from kokoro_endpoint.normalized_text import NormalizedText
-from kokoro_endpoint.silence import SegmentShaper, SilencePolicy, pause_after
-from kokoro_endpoint.text import locate, split_segments
-from kokoro_endpoint.timestamps import segment_words, shift_words, token_spans
+from kokoro_endpoint.engines.silence import SegmentShaper, SilencePolicy, pause_after
+from kokoro_endpoint.reading.languages import Reading, normalized
+from kokoro_endpoint.scheduling.interrupt import Interrupt, close_iterator
+from kokoro_endpoint.text.normalized_text import NormalizedText
+from kokoro_endpoint.text.segmentation import locate, split_segments
+from kokoro_endpoint.text.timestamps import segment_words, shift_words, token_spans
 
 __all__ = ["RequestAudio", "audio_seconds", "synthesize_segments"]
 
@@ -67,9 +68,9 @@ def synthesize_segments(
     The text is normalized first (``languages.normalized``: English text by ``normalize_for_speech``).
     With a silence policy that trims, each segment's own leading and trailing silence is cut and the
     policy's pause follows it (by how its text ends; inside a phrase the engine had to split, a clause
-    pause); see :mod:`kokoro_endpoint.silence`. With timestamps, each segment's words ride on the output
-    that carries its first sound, timed from that output's first sample (what the trimming dropped and any
-    pause put before it accounted for).
+    pause); see :mod:`kokoro_endpoint.engines.silence`. With timestamps, each segment's words ride on the
+    output that carries its first sound, timed from that output's first sample (what the trimming dropped and
+    any pause put before it accounted for).
 
     Args:
         engine: The loaded engine.

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kokoro_endpoint.interrupt import close_iterator
+from kokoro_endpoint.scheduling.interrupt import close_iterator
 
 __all__ = ["G2PToken", "SegmentTiming", "SpeechSegment", "audio_only", "g2p_tokens", "phoneme_frames"]
 

@@ -37,9 +37,9 @@ from kokoro_endpoint.engines.weights import (
     local_weights,
     resolve_model_dir,
 )
-from kokoro_endpoint.g2p import offline_misaki_g2p
-from kokoro_endpoint.languages import ENGLISH, G2P, Readers, Reading, installed_languages
-from kokoro_endpoint.text import MAX_PHONEMES, locate, split_phonemes, split_sentences
+from kokoro_endpoint.reading.g2p import offline_misaki_g2p
+from kokoro_endpoint.reading.languages import ENGLISH, G2P, Readers, Reading, installed_languages
+from kokoro_endpoint.text.segmentation import MAX_PHONEMES, locate, split_phonemes, split_sentences
 from kokoro_endpoint.voices import KOKORO_DEFAULT_VOICE, parse_voice, unknown_part
 
 __all__ = [

@@ -36,7 +36,7 @@ def serve() -> Iterator[Callable[..., tuple[str, Any]]]:
     from agentcore_app.app import create_app
     from agentcore_app.call import CallLimits
     from agentcore_app.conversation._store import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     stack: list[Any] = []
 

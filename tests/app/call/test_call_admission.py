@@ -26,7 +26,7 @@ def served() -> Iterator[Any]:
     from agentcore_app.app import create_app
     from agentcore_app.call import MAX_FRAME_BYTES
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     stack: list[Any] = []
 

@@ -55,7 +55,7 @@ def japanese_app(endpoint_server: Any) -> Iterator[tuple[str, Any, Any]]:
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from support.openai_model import served_openai_model
 
     scripted = ScriptedModel(first_sentence_s=0.5, total_s=4.0)

@@ -27,7 +27,7 @@ def serve() -> Iterator[Callable[..., str]]:
     ``start`` each listener was opened with is kept in ``starts``."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     stack: list[Any] = []
 

@@ -32,7 +32,7 @@ def real_model_app(endpoint_server: Any) -> Iterator[tuple[str, Any]]:
     """``(ws_url, stand-in log)``: the app on ``OpenAIModel`` against the stand-in server."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from strands.models.openai import OpenAIModel
     from strands_voice_tools.openai_stand_in import StandInLog, openai_stand_in_app
 

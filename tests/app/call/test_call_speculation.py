@@ -45,7 +45,7 @@ def speculating_app(endpoint_server: Any) -> Iterator[tuple[str, Any]]:
     """``(ws_url, stand-in log)``: the app on ``OpenAIModel`` (0.5 s to its first sentence)."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.5, total_s=1.5)
     with served_openai_model(model) as (openai, log):
@@ -149,7 +149,7 @@ def test_a_dropped_answer_leaves_no_trace_in_the_history(
     from agentcore_app.app import create_app
     from agentcore_app.call import CallLimits
     from agentcore_app.conversation import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from strands_voice_tools.openai_stand_in import strands_messages
 
     # Slow to its first sentence: an answer asked for at the pause is not heard before the caller goes on.

@@ -41,7 +41,7 @@ def spoken_app(endpoint_server: Any) -> Iterator[tuple[str, Any, EmfLines]]:
     from agentcore_app.conversation._store import ConversationStore
     from agentcore_app.metrics import metrics_from_env
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     lines = EmfLines()
     app = create_app(

@@ -45,7 +45,7 @@ def serve() -> Iterator[Callable[..., tuple[str, Any]]]:
     """``serve(model, texts) -> (base ws url, app)``: the app with scripted listening, on a free port."""
     from agentcore_app.app import create_app
     from agentcore_app.conversation._store import ConversationStore
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from support.call import scripted_listeners
 
     stack: list[Any] = []

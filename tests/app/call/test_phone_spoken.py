@@ -42,7 +42,7 @@ def phone_app(endpoint_server: Any) -> Iterator[tuple[str, Any]]:
     from agentcore_app.app import create_app
     from agentcore_app.conversation import ConversationStore
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from support.openai_model import served_openai_model
 
     with served_openai_model(ScriptedModel(text=ANSWER, first_sentence_s=0.3, total_s=1.2)) as (model, log):

@@ -28,7 +28,7 @@ SESSION_B = "session-b-0123456789abcdef0123456789"
 def serve() -> Iterator[Callable[..., str]]:
     """``serve(model, store) -> base_url``: the example app on a free port (stopped after the test)."""
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     stack: list[Any] = []
 

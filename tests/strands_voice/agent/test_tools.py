@@ -242,8 +242,8 @@ def test_a_tool_that_outlasts_the_silence_timeout_does_not_trip_it() -> None:
 @pytest.fixture(scope="module")
 def idle_closing_endpoint(onnx_engine: Any) -> Iterator[Any]:
     """A second REAL endpoint (same engine) that closes a session idle for 1 s."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
     from kokoro_endpoint.settings import Settings
 
     with running_server(create_app(engine=onnx_engine, settings=Settings(idle_timeout_s=1.0))) as server:

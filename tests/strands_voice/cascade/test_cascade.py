@@ -190,7 +190,7 @@ def openai_model(answer: str, *, total_s: float = 1.0) -> Iterator[tuple[Any, An
     """Strands' ``OpenAIModel`` against a local OpenAI-compatible server streaming ``answer`` (its first
     sentence 0.5 s after it is asked); with the server's log of requests."""
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from strands.models.openai import OpenAIModel
     from strands_voice_tools.openai_stand_in import StandInLog, openai_stand_in_app
 

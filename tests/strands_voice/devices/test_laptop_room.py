@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from agentcore_app.scripted import ScriptedModel
-from kokoro_endpoint.runner import RunningServer
+from kokoro_endpoint.serving.runner import RunningServer
 from optional_groups import require
 from strands.bidi import BidiAgent
 from strands.bidi.types.events import BidiAudioDeltaEvent, BidiBargeInEvent, BidiTranscriptBlockEvent

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from agentcore_app.scripted import ScriptedModel
-from kokoro_endpoint.runner import RunningServer
+from kokoro_endpoint.serving.runner import RunningServer
 from optional_groups import require
 from strands import Agent
 from strands_voice_protocol.audio import pcm16_to_float32

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from kokoro_endpoint.runner import RunningServer, running_server
+from kokoro_endpoint.serving.runner import RunningServer, running_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse

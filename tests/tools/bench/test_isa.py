@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from kokoro_endpoint.engines.cpu_path import INSTRUCTION_SETS
+from kokoro_endpoint.engines.onnx.cpu_path import INSTRUCTION_SETS
 from optional_groups import skip_or_fail
 from strands_voice_protocol.errors import StrandsVoiceError
 from strands_voice_tools.bench import add_arguments, isa

@@ -25,7 +25,7 @@ SESSION = "page-session-0123456789abcdef0123456789"
 
 def _page(endpoint_url: str, **options: Any) -> Any:
     from agentcore_app.app import STATIC_DIR
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from strands_voice_tools.runtime.page import page_app
     from strands_voice_tools.runtime.signing import Signer, runtime_target
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from kokoro_endpoint.runner import RunningServer
+from kokoro_endpoint.serving.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
 from support.processes import ctrl_c

@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stream", action="store_true", help="under handler.stream(), as the app runs")
     args = parser.parse_args(argv)
 
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.demo.stack import load_tts_engine
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import numpy as np
-from kokoro_endpoint.engines.windows import WindowPlan
+from kokoro_endpoint.engines.onnx.windows import WindowPlan
 from strands_voice_protocol.wire import SAMPLE_RATE
 from websockets.asyncio.client import connect
 

@@ -103,7 +103,7 @@ def probe_kernels() -> dict[str, Any]:
     """
     import numpy as np
     import onnxruntime as ort  # type: ignore[import-untyped]
-    from kokoro_endpoint.engines.cpu_path import cpu_path
+    from kokoro_endpoint.engines.onnx.cpu_path import cpu_path
     from numpy._core._multiarray_umath import __cpu_features__  # type: ignore[import-not-found]
     from onnx import TensorProto, helper
 

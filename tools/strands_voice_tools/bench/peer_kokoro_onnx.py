@@ -84,9 +84,9 @@ def load_kokoro_onnx(endpoint_graph: bool = False) -> Any:
         if not endpoint_graph:
             return Kokoro(str(model_path), str(voices_path))
         import onnxruntime as ort  # type: ignore[import-untyped]
-        from kokoro_endpoint.engines.cpu_path import cpu_path
-        from kokoro_endpoint.engines.onnx_gemm import model_for_path
-        from kokoro_endpoint.engines.onnx_sessions import session_options
+        from kokoro_endpoint.engines.onnx.cpu_path import cpu_path
+        from kokoro_endpoint.engines.onnx.onnx_gemm import model_for_path
+        from kokoro_endpoint.engines.onnx.onnx_sessions import session_options
 
         path = cpu_path()
         graph = model_for_path(model_path, path)

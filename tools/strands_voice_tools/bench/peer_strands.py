@@ -149,7 +149,7 @@ async def _serve_cascade(args: argparse.Namespace, stop: asyncio.Event) -> None:
 
 async def _serve_app(args: argparse.Namespace, stop: asyncio.Event) -> None:
     from agentcore_app.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
     from websockets.asyncio.client import connect
 
     from strands_voice_tools.talk.stack import running_endpoint

@@ -194,8 +194,8 @@ async def bench_schedule(engine: Any, config: ScheduleConfig, progress: Progress
     Returns:
         A JSON-ready mapping: config, machine, ``staggered[policy][N]`` and ``load``.
     """
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import start_server_in_thread
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import start_server_in_thread
     from kokoro_endpoint.settings import Settings
 
     started = time.perf_counter()

@@ -164,7 +164,7 @@ async def soak(calls: int, progress: Progress, at_once: int = 4, settle_s: float
         calls, durations, machine and load average.
     """
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.bench.talk_calls import _start
     from strands_voice_tools.openai_stand_in import openai_stand_in_app

@@ -66,7 +66,7 @@ def _answer_next(stack: TalkStack, text: str, total_s: float) -> None:
 def audible_16k(engine: Any, text: str, voice: str = DEFAULT_VOICE) -> bytes:
     """``text`` in one of the endpoint's voices at 16 kHz, trimmed to its audible part (so its ends are
     known), read in the language the endpoint would read it in (Japanese text under a Japanese voice)."""
-    from kokoro_endpoint.languages import Reading, request_language
+    from kokoro_endpoint.reading.languages import Reading, request_language
 
     reading = Reading(lang=request_language(None, voice, text))
     audio = np.concatenate(list(engine.synthesize(text, voice, 1.0, reading)))

@@ -235,7 +235,7 @@ async def bench_calls(
         StrandsVoiceError: a system did not start, or a call could not be opened.
     """
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.demo import load_tts_engine
     from strands_voice_tools.openai_stand_in import openai_stand_in_app

@@ -135,7 +135,7 @@ async def bench_capacity(
         A JSON-ready mapping: ``rows`` (one per N), ``calls_held``, ``cores``, ``calls_per_core``,
         ``machine``, ``command``.
     """
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.bench.talk_calls import _start
     from strands_voice_tools.demo import load_tts_engine

@@ -100,7 +100,7 @@ async def _calls(
 async def bench_speculation(trials: int, progress: Progress, engine: Any = None) -> dict[str, Any]:
     """The four systems' calls (see the module docstring); a JSON-ready mapping."""
     from agentcore_app.scripted import ScriptedModel
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.demo import load_tts_engine
     from strands_voice_tools.openai_stand_in import StandInLog, openai_stand_in_app

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Final
 
 from agentcore_app.models import ModelChoice, parse_model_spec
-from kokoro_endpoint.languages import READER_EXTRAS, installed_languages
+from kokoro_endpoint.reading.languages import READER_EXTRAS, installed_languages
 from kokoro_endpoint.voices import voice_language
 from strands_voice_protocol.audio import AUDIO_FORMATS
 from strands_voice_protocol.errors import MissingDependencyError, StrandsVoiceError

@@ -20,7 +20,7 @@ from strands_voice_tools.demo.progress import Progress
 
 if TYPE_CHECKING:
     from kokoro_endpoint.engines.interface import Engine
-    from kokoro_endpoint.runner import RunningServer
+    from kokoro_endpoint.serving.runner import RunningServer
     from strands.models import Model
 
 __all__ = ["DemoStack", "load_tts_engine", "start_demo_stack"]
@@ -88,7 +88,7 @@ def _check_port(host: str, port: int, what: str, option: str) -> None:
 
 
 def _start_server(app: Any, host: str, port: int, what: str, option: str) -> RunningServer:
-    from kokoro_endpoint.runner import start_server_in_thread
+    from kokoro_endpoint.serving.runner import start_server_in_thread
 
     _check_port(host, port, what, option)
     try:
@@ -161,7 +161,7 @@ def start_demo_stack(
     try:
         from agentcore_app.app import create_app as create_voice_app
         from agentcore_app.conversation import ConversationStore
-        from kokoro_endpoint.app import create_app as create_endpoint_app
+        from kokoro_endpoint.serving.app import create_app as create_endpoint_app
     except ImportError as exc:
         raise DemoError(
             "the demo needs the endpoint and example app packages: run it from the repository with "

@@ -121,7 +121,7 @@ def serve_page(args: argparse.Namespace) -> int:
         StrandsVoiceError: a bad ARN or endpoint, or no credentials.
     """
     from agentcore_app.app import STATIC_DIR
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.runner import running_server
 
     target = target_from_args(args)
     app = page_app(target, Signer(), STATIC_DIR)

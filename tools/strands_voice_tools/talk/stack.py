@@ -44,8 +44,8 @@ class TalkStack:
 @contextlib.contextmanager
 def running_endpoint(tts_url: str | None = None) -> Iterator[tuple[Any, str]]:
     """Load the ONNX engine and serve the endpoint on 127.0.0.1 (unless ``tts_url``): ``(engine, url)``."""
-    from kokoro_endpoint.app import create_app
-    from kokoro_endpoint.runner import running_server
+    from kokoro_endpoint.serving.app import create_app
+    from kokoro_endpoint.serving.runner import running_server
 
     from strands_voice_tools.demo import load_tts_engine
 
