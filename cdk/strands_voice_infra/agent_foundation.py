@@ -10,7 +10,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from .config import InfraConfig
-from .conversations import ConversationStore
+from .conversations import ConversationStoreResources
 from .nag import suppress
 
 __all__ = ["INFERENCE_PROFILE_GEOS", "AgentFoundationStack", "bedrock_model_statements"]
@@ -115,7 +115,7 @@ class AgentFoundationStack(Stack):
         if config.uses_transcribe:
             self._grant_transcribe()
 
-        self.conversations = ConversationStore(self, "Conversations", config=config, role=self.role)
+        self.conversations = ConversationStoreResources(self, "Conversations", config=config, role=self.role)
 
         CfnOutput(self, "RuntimeRoleArn", value=self.role.role_arn, description="AgentCore runtime role")
         logger.debug(

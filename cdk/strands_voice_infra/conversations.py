@@ -2,8 +2,8 @@
 
 The app chooses its Strands session manager from environment variables (``CONVERSATION_STORE`` =
 ``file`` | ``s3`` | ``agentcore-memory`` | ``none``, ``CONVERSATION_BUCKET``, ``CONVERSATION_PREFIX``,
-``AGENTCORE_MEMORY_ID``); :class:`ConversationStore` provisions the store the config names, grants the
-runtime role exactly what that session manager calls, and gives the runtime those variables.
+``AGENTCORE_MEMORY_ID``); :class:`ConversationStoreResources` provisions the store the config names,
+grants the runtime role exactly what that session manager calls, and gives the runtime those variables.
 ``docs/infrastructure.md`` says how to choose.
 """
 
@@ -22,7 +22,7 @@ from .buckets import private_bucket
 from .config import CONVERSATION_STORES, InfraConfig
 from .nag import suppress
 
-__all__ = ["MEMORY_ACTIONS", "S3_OBJECT_ACTIONS", "ConversationStore"]
+__all__ = ["MEMORY_ACTIONS", "S3_OBJECT_ACTIONS", "ConversationStoreResources"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ MEMORY_ACTIONS: Final = (
 )
 
 
-class ConversationStore(Construct):
+class ConversationStoreResources(Construct):
     """The conversation store ``config.conversation_store`` names, and the runtime role's access to it.
 
     Attributes:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from strands_voice.agent._answer_memory import NOTHING_HEARD, AnswerMemory
 from strands_voice.agent._handler import DEFAULT_MAX_QUEUED_EVENTS, VoiceCallbackHandler
 from strands_voice.agent._plugin import VoicePlugin
-from strands_voice.agent._run import run_voice
+from strands_voice.agent._run_voice import run_voice
 
 __all__ = [
     "DEFAULT_MAX_QUEUED_EVENTS",

@@ -88,23 +88,6 @@ def _rewrite_messages(agent: Agent, text: str) -> Callable[[], None] | None:
     return _no_store if store is None else lambda: store.redact_latest_message(heard, agent)
 
 
-def rewrite_last_answer(agent: Agent, text: str) -> bool:
-    """Make ``text`` the agent's last assistant message, in memory and (at once) in its session store.
-
-    Args:
-        agent: The agent whose answer was cut.
-        text: What the caller heard of it.
-
-    Returns:
-        Whether the messages changed (False: the last one already said ``text``, or there is none).
-    """
-    write = _rewrite_messages(agent, text)
-    if write is None:
-        return False
-    write()
-    return True
-
-
 class _StoreWrites:
     """One agent's session-store writes, each on a short thread of its own, in order, off every loop."""
 

@@ -1,6 +1,6 @@
 """``VoiceCallbackHandler``: give any ``strands.Agent`` a voice through its callback handler.
 
-The handler IS the voice pipeline. For each agent response (one invocation, however many model turns
+The handler IS the voice pipeline. For each agent response (one invocation, however many model steps
 and tool calls it takes) it runs one :class:`~strands_voice.speech.Response`: the text goes through
 the incremental sentence chunker (``bidi``) or waits for the whole answer (``batch``), is spoken over ONE
 Leg 1 TTS session, and comes back as Leg 3 events. How it is spoken is one
@@ -23,7 +23,7 @@ Either way the events leave through ONE stream (:mod:`strands_voice.speech._even
 under ``stream()`` they see each event as it is yielded, ``agent_start`` to ``agent_end``.
 
 When the model stops to call a tool (or its message ends), the pending text is spoken at once, and text
-of different model turns never shares a chunk; tool results and reasoning are never spoken. The TTS
+of different model steps never shares a chunk; tool results and reasoning are never spoken. The TTS
 session stays open across tool calls; its silence timeout counts only while audio is owed.
 
 :meth:`VoiceCallbackHandler.interrupt` is barge-in, from any thread or loop: Leg 1 ``cancel``, the
@@ -87,7 +87,7 @@ from strands_voice.transports._url import transport_from_url
 if TYPE_CHECKING:
     from strands import Agent
 
-__all__ = ["DEFAULT_MAX_QUEUED_EVENTS", "VoiceCallbackHandler", "ends_model_turn"]
+__all__ = ["DEFAULT_MAX_QUEUED_EVENTS", "VoiceCallbackHandler", "ends_model_step"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,8 +96,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_QUEUED_EVENTS: Final = 32
 
 
-def ends_model_turn(kwargs: Mapping[str, Any]) -> bool:
-    """Whether a Strands callback event ends the model's current turn of text.
+def ends_model_step(kwargs: Mapping[str, Any]) -> bool:
+    """Whether a Strands callback event ends the model's current step of text.
 
     True when the model starts a tool use (a ``toolUse`` content block, or ``current_tool_use``) and when
     a message ends (``messageStop``, or the completed ``message``).
@@ -185,10 +185,10 @@ class VoiceCallbackHandler(LiveControls, ClosedOnExit):
                 )
                 if response is not None:
                     response.feed(data, agent)
-            if ends_model_turn(kwargs):
+            if ends_model_step(kwargs):
                 current = self._responses.current
                 if current is not None:
-                    current.turn()
+                    current.step_ended()
             if "result" in kwargs:
                 self.end_response()
         except Exception:

@@ -9,12 +9,12 @@ within the lead; :meth:`SpokenAnswer.resume` goes on from the next sample. Nothi
 An :class:`Answer` runs a Strands text model on the conversation and speaks what it writes with the SAME
 :class:`~strands_voice.speech.Response` that ``VoiceCallbackHandler`` uses (chunker, TTS session,
 barge-in, what-was-heard): the model's deltas go to :meth:`Response.feed`, a tool call to
-:meth:`Response.turn`, and the response's Leg 3 events, held in an
+:meth:`Response.step_ended`, and the response's Leg 3 events, held in an
 :class:`~strands_voice.speech.EventQueue`, are turned into ``strands.bidi`` events as they are
 delivered:
 
 - ``audio_chunk`` (pcm16, 24 kHz) -> ``BidiAudioDeltaEvent`` (between ``BidiAudioStart/StopEvent``);
-- each model turn's words -> one assistant transcript (start when it starts writing; the text and the
+- each model step's words -> one assistant transcript (start when it starts writing; the text and the
   stop once its speech has ended, or was cut: then only what the caller HEARD, the ``interrupted``
   event's ``heard_text``), and the same text in the model's conversation;
 - a tool call -> ``BidiToolUseBlocksEvent``; the answer waits for the results ``BidiAgent`` sends back,
@@ -83,7 +83,7 @@ Marks = dict[str, float]
 
 @dataclass
 class _Block:
-    """One model turn's words: its transcript block and its message in the model's conversation."""
+    """One model step's words: its transcript block and its message in the model's conversation."""
 
     content_id: str
     message: Message
@@ -247,7 +247,7 @@ class SpokenAnswer:
                 ]
                 if stop_reason != "tool_use" or not tool_uses:
                     return
-                self.response.turn()  # what was written before the call is spoken now
+                self.response.step_ended()  # what was written before the call is spoken now
                 self.pending_tool_ids = {tool_use["toolUseId"] for tool_use in tool_uses}
                 self._emit(BidiToolUseBlocksEvent(tool_uses))
                 results = await self.tool_results.get()

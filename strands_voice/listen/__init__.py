@@ -2,7 +2,7 @@
 
 ``Listener`` is the asyncio adapter both the cascade BidiModel (:mod:`strands_voice.cascade`) and the app's
 spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.events()`` (the events of
-``_events``: :class:`SpeechOnset`, :class:`SpeechStarted`, :class:`SpeechPaused`, :class:`Transcript`,
+``_events``: :class:`SpeechOnset`, :class:`SpeechStarted`, :class:`CallerPaused`, :class:`Transcript`,
 :class:`TurnEnded`, ...), ``await listener.aclose()``. Inside: the sans-I/O :class:`TurnDetector`
 (``_detector``), the VAD (``_vad``), the recognizers (``_recognizer``, ``_whisper``, ``_transcribe``), the
 turn-end model (``_turn_model``: Smart Turn v3.2) and the verdict that reads it with the words
@@ -18,14 +18,14 @@ from __future__ import annotations
 from strands_voice.listen._detector import JudgeTurn, TurnDetector
 from strands_voice.listen._end_of_turn import THRESHOLDS, Thresholds, Verdict, judge_turn
 from strands_voice.listen._events import (
+    CallerPaused,
+    CallerResumed,
     EndedBy,
     EndOfTurn,
     ListenEvent,
     OnsetDropped,
     RecognitionFailed,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
@@ -44,6 +44,8 @@ from strands_voice.listen._words import asks, interrupts, is_backchannel, unfini
 __all__ = [
     "DEFAULT",
     "THRESHOLDS",
+    "CallerPaused",
+    "CallerResumed",
     "EndOfTurn",
     "EndOfTurnMode",
     "EndedBy",
@@ -59,8 +61,6 @@ __all__ = [
     "SileroVad",
     "SmartTurn",
     "SpeechOnset",
-    "SpeechPaused",
-    "SpeechResumed",
     "SpeechStarted",
     "Thresholds",
     "TranscribeRecognizer",

@@ -10,7 +10,7 @@ session core's style); the events a move emits depend on the move alone:
 - idle + speech -> onset (:class:`SpeechOnset`); onset + silence -> idle (:class:`OnsetDropped`: shorter
   than ``min_speech_s``, a cough); onset + ``min_speech_s`` of it -> speaking (:class:`SpeechStarted`, at
   its first frame);
-- speaking + silence -> paused (:class:`SpeechPaused`); paused + speech -> speaking (:class:`SpeechResumed`);
+- speaking + silence -> paused (:class:`CallerPaused`); paused + speech -> speaking (:class:`CallerResumed`);
   a frame between the thresholds keeps the state, but no silence timer counts it as silence;
 - after ``speculate_after_s`` of a pause, :class:`JudgeTurn` (once per pause): the listener starts the
   speculative recognition and, with ``end_of_turn="model"``, the turn-end model; a complete verdict ends
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from typing import Final
 
 from strands_voice.listen._events import (
+    CallerPaused,
+    CallerResumed,
     EndedBy,
     EndOfTurn,
     ListenEvent,
     OnsetDropped,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     TurnEnded,
     TurnTooLong,
@@ -184,9 +184,9 @@ class TurnDetector:
         if after is SpeechState.PAUSED:
             self.pause += 1
             self._judging, self._p, self._verdict_limit = False, None, None
-            return [SpeechPaused(self._seconds(frame_start))]
+            return [CallerPaused(self._seconds(frame_start))]
         if after is SpeechState.SPEAKING:
-            return [SpeechResumed(self._seconds(frame_start))]
+            return [CallerResumed(self._seconds(frame_start))]
         return []  # -> IDLE by OVER: _end emits the TurnEnded
 
     def _pause_goes_on(self) -> list[Detected]:

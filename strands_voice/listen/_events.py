@@ -3,7 +3,7 @@ of audio fed).
 
 A caller's turn, as the events come: :class:`SpeechOnset` (a sound that may be speech) then either
 :class:`OnsetDropped` (it was a click, a cough) or :class:`SpeechStarted` (a turn began); while the turn
-goes on, :class:`SpeechPaused` / :class:`SpeechResumed` at each pause, partial :class:`Transcript` events;
+goes on, :class:`CallerPaused` / :class:`CallerResumed` at each pause, partial :class:`Transcript` events;
 then :class:`TurnEnded` (with the verdict that ended it, :class:`EndOfTurn`) and the final
 :class:`Transcript`, or :class:`RecognitionFailed` in its place.
 """
@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 __all__ = [
+    "CallerPaused",
+    "CallerResumed",
     "EndOfTurn",
     "EndedBy",
     "ListenEvent",
     "OnsetDropped",
     "RecognitionFailed",
     "SpeechOnset",
-    "SpeechPaused",
-    "SpeechResumed",
     "SpeechStarted",
     "Transcript",
     "TurnEnded",
@@ -67,14 +67,14 @@ class SpeechStarted:
 
 
 @dataclass(frozen=True)
-class SpeechPaused:
+class CallerPaused:
     """The caller went silent at ``at_s``; the turn may go on (its end is judged during the pause)."""
 
     at_s: float
 
 
 @dataclass(frozen=True)
-class SpeechResumed:
+class CallerResumed:
     """The caller spoke again at ``at_s``, in the same turn."""
 
     at_s: float
@@ -135,8 +135,8 @@ ListenEvent = (
     SpeechOnset
     | OnsetDropped
     | SpeechStarted
-    | SpeechPaused
-    | SpeechResumed
+    | CallerPaused
+    | CallerResumed
     | TurnEnded
     | Transcript
     | TurnTooLong

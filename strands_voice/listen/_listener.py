@@ -29,12 +29,12 @@ from strands_voice_protocol.errors import RecognitionError
 from strands_voice.listen._detector import JudgeTurn, SpeechState, TurnDetector
 from strands_voice.listen._end_of_turn import judge_turn
 from strands_voice.listen._events import (
+    CallerResumed,
     EndOfTurn,
     ListenEvent,
     OnsetDropped,
     RecognitionFailed,
     SpeechOnset,
-    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
@@ -152,7 +152,7 @@ class Listener:
             await self._turn_started()
         elif isinstance(event, TurnEnded):
             self._turn_ended(event.end_of_turn)
-        elif isinstance(event, SpeechResumed) and self._stream is not None and self.settings.speculative:
+        elif isinstance(event, CallerResumed) and self._stream is not None and self.settings.speculative:
             await self._guarded(self._stream.resume())
 
     async def _turn_started(self) -> None:

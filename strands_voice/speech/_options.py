@@ -56,7 +56,7 @@ class Chunker(Protocol):
         ...
 
     def finish(self) -> list[str]:
-        """End the text (a model turn's end): return every remaining chunk, and start afresh."""
+        """End the text (a model step's end): return every remaining chunk, and start afresh."""
         ...
 
 

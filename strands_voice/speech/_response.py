@@ -1,17 +1,17 @@
 """One agent response's voice pipeline: text in, Leg 3 speech events out, over ONE TTS session.
 
 A :class:`Response` is what :class:`~strands_voice.VoiceCallbackHandler` runs for each agent
-response (one invocation, however many model turns and tool calls it takes). Its coroutine
+response (one invocation, however many model steps and tool calls it takes). Its coroutine
 :meth:`Response.run` runs on one event loop (the handler's worker thread's, or the loop of the caller
 of ``handler.stream()``); everything else may be called from any thread:
 
-- :meth:`Response.feed` hands over a text delta, :meth:`Response.turn` marks the end of a model turn
+- :meth:`Response.feed` hands over a text delta, :meth:`Response.step_ended` marks the end of a model step
   (the model stopped to call a tool, or its message ended), :meth:`Response.end` ends the text.
-- ``bidi`` mode feeds the incremental chunker and speaks each chunk the moment it is released; at a turn
+- ``bidi`` mode feeds the incremental chunker and speaks each chunk the moment it is released; at a step
   boundary whatever text is pending is spoken at once, so "Let me check that for you" (no final period)
-  is heard while the tool runs, and two turns never share a chunk.
+  is heard while the tool runs, and two steps never share a chunk.
 - ``batch`` mode waits for the whole text, then speaks it: the fewest requests that fit the endpoint's
-  per-request limit, each turn on its own (the fair baseline of ``bidi``).
+  per-request limit, each step on its own (the fair baseline of ``bidi``).
 - :meth:`Response.interrupt` is barge-in: Leg 1 ``cancel``, the undelivered audio dropped, nothing more
   spoken, one ``interrupted`` event that says what the caller heard (played: see
   ``_heard``), and, when the agent writing the answer is known (:attr:`Response.memory`),
@@ -53,11 +53,11 @@ class AnswerWriter(Protocol):
         """The agent's run ended, however it ended."""
 
 
-class _Turn:
-    """Inbox marker: the model's turn ended (a tool call, or the end of its message)."""
+class _StepEnd:
+    """Inbox marker: the model's step ended (a tool call, or the end of its message)."""
 
 
-_TURN: Final = _Turn()
+_STEP_END: Final = _StepEnd()
 
 #: Event types that carry a response's audio: what a barge-in drops when not yet delivered.
 _AUDIO_EVENTS: Final = frozenset({"audio_chunk", "sentence_complete"})
@@ -127,7 +127,7 @@ class Response:
         self.builder = EventBuilder()  # t_ms counts from here
         self._outlet = outlet
         self._settings = settings
-        self.inbox: asyncio.Queue[str | _Turn | None] = asyncio.Queue()
+        self.inbox: asyncio.Queue[str | _StepEnd | None] = asyncio.Queue()
         self.synthesis = Synthesis(
             settings,
             self.builder,
@@ -144,7 +144,7 @@ class Response:
         self.paused = False
         self.ended = False
         self._end_delivered = False  # the caller has taken the audio_end
-        self._text_pending = False  # text was fed since the last turn marker (caller's thread)
+        self._text_pending = False  # text was fed since the last step marker (caller's thread)
         self._text_ended = False
         self._task: asyncio.Task[None] | None = None
         self._cancel_requested = False
@@ -171,11 +171,11 @@ class Response:
         self._text_pending = True
         self._call(self.inbox.put_nowait, text)
 
-    def turn(self) -> None:
-        """The model's turn ended: speak what is pending now; later text starts a new chunk."""
+    def step_ended(self) -> None:
+        """The model's step ended: speak what is pending now; later text starts a new chunk."""
         if self._text_pending:
             self._text_pending = False
-            self._call(self.inbox.put_nowait, _TURN)
+            self._call(self.inbox.put_nowait, _STEP_END)
 
     def end(self) -> None:
         """No more text for this response (idempotent)."""
@@ -319,21 +319,21 @@ class Response:
     async def _speak_as_written(self) -> None:
         chunker = self._settings.chunker_factory()
         while (item := await self.inbox.get()) is not None:
-            chunks = chunker.finish() if isinstance(item, _Turn) else chunker.feed(item)
+            chunks = chunker.finish() if isinstance(item, _StepEnd) else chunker.feed(item)
             for chunk in chunks:
                 await self.synthesis.speak(chunk)
         for chunk in chunker.finish():
             await self.synthesis.speak(chunk)
 
     async def _speak_when_written(self) -> None:
-        turns: list[list[str]] = [[]]
+        steps: list[list[str]] = [[]]
         while (item := await self.inbox.get()) is not None:
-            if isinstance(item, _Turn):
-                turns.append([])
+            if isinstance(item, _StepEnd):
+                steps.append([])
             else:
-                turns[-1].append(item)
-        for turn in turns:
+                steps[-1].append(item)
+        for step in steps:
             for piece in split_for_requests(
-                clean_for_speech("".join(turn)), self._settings.max_request_chars
+                clean_for_speech("".join(step)), self._settings.max_request_chars
             ):
                 await self.synthesis.speak(piece)

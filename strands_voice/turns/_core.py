@@ -31,11 +31,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from strands_voice.listen import (
+    CallerPaused,
+    CallerResumed,
     OnsetDropped,
     RecognitionFailed,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
@@ -190,12 +190,12 @@ class TurnTaking:
             actions.append(DropAnswer(answer.answer_id))
         return actions
 
-    def _paused(self, event: SpeechPaused, now: float) -> list[TurnAction]:
+    def _paused(self, event: CallerPaused, now: float) -> list[TurnAction]:
         self._caller.sounding, self._caller.silent_since = False, now
         # A streaming engine's words, heard up to the pause, are the words at it (until newer ones come).
         return self._speculate(self._caller.words) if self._caller.words else []
 
-    def _resumed(self, event: SpeechResumed, now: float) -> list[TurnAction]:
+    def _resumed(self, event: CallerResumed, now: float) -> list[TurnAction]:
         self._caller.sounding, self._caller.words = True, ""
         return self._withdraw()  # the caller goes on: a held answer was not for their turn
 
@@ -341,8 +341,8 @@ _HANDLERS: Final[dict[type, _Handler]] = {
     SpeechOnset: TurnTaking._onset,
     OnsetDropped: TurnTaking._onset_dropped,
     SpeechStarted: TurnTaking._speech_started,
-    SpeechPaused: TurnTaking._paused,
-    SpeechResumed: TurnTaking._resumed,
+    CallerPaused: TurnTaking._paused,
+    CallerResumed: TurnTaking._resumed,
     TurnEnded: TurnTaking._turn_ended,
     Transcript: TurnTaking._transcript,
     TurnTooLong: TurnTaking._too_long,

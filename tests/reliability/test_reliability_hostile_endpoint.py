@@ -160,12 +160,12 @@ def test_an_http_stream_whose_client_stops_reading_frees_its_slot() -> None:
 
 
 def test_the_metrics_keep_no_arrival_of_an_answered_request() -> None:
-    from kokoro_endpoint.serving.metrics import BidiWatch, metrics_from_env
+    from kokoro_endpoint.serving.metrics import SessionWatch, metrics_from_env
 
     lines: list[str] = []
     metrics = metrics_from_env({"KOKORO_METRICS": "emf"}, write=lines.append)
     assert metrics is not None
-    watch = BidiWatch(metrics, max_frame_bytes=65_536)
+    watch = SessionWatch(metrics, max_frame_bytes=65_536)
     for number in range(200):  # no request_id: the session names each one itself
         watch.received({"type": "websocket.receive", "text": json.dumps({"text": "Hi."})})
         rid = f"generated-{number}"

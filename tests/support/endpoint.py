@@ -143,7 +143,8 @@ class CountingEngine:
 
 
 class HeldWebSocket:
-    """Enough of starlette's WebSocket for BidiSession: input pushed by the test, sending held by a gate."""
+    """Enough of starlette's WebSocket for EndpointSession: input pushed by the test, sending held
+    by a gate."""
 
     def __init__(self) -> None:
         self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()

@@ -31,7 +31,7 @@ from kokoro_endpoint.serving.metrics import (
 )
 from kokoro_endpoint.serving.openai_api import openai_routes, voice_list
 from kokoro_endpoint.serving.state import EndpointState
-from kokoro_endpoint.serving.ws_session import BidiSession
+from kokoro_endpoint.serving.ws_session import EndpointSession
 from kokoro_endpoint.settings import Settings
 
 __all__ = ["BIDI_PATH", "Settings", "create_app", "engine_info"]
@@ -93,7 +93,7 @@ async def bidirectional_stream(websocket: WebSocket) -> None:
         await _refuse(websocket, "The endpoint is at capacity; try again shortly.")
         return
     try:
-        await BidiSession(websocket, state.engine, state.scheduler, state.settings).run()
+        await EndpointSession(websocket, state.engine, state.scheduler, state.settings).run()
     finally:
         state.capacity.release()
 

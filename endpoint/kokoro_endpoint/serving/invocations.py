@@ -39,8 +39,8 @@ __all__ = [
     "CLOSE_CONNECTION",
     "TRANSPORTS",
     "DrainedResponse",
+    "RequestSynthesis",
     "SlotResponse",
-    "Synthesis",
     "binary_body",
     "invocations",
     "read_body",
@@ -195,7 +195,7 @@ async def invocations(request: Request) -> Response:
         message_ = f"The endpoint cannot keep one more listener fed ({refusal})."
         return _error(503, "busy", message_, job.request_id)
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
-    synthesis = Synthesis(job, engine, scheduler, settings, encoder)
+    synthesis = RequestSynthesis(job, engine, scheduler, settings, encoder)
     body_iterator: AsyncIterator[bytes]
     if transport == "sse":
         body_iterator = _sse_body(synthesis)
@@ -214,7 +214,7 @@ async def invocations(request: Request) -> Response:
 
 
 @dataclass(frozen=True, slots=True)
-class Synthesis:
+class RequestSynthesis:
     """One validated request and what synthesizes and encodes it: the bodies stream from it."""
 
     job: SynthesisJob
@@ -251,7 +251,7 @@ class Synthesis:
             stream.close()
 
 
-async def binary_body(synthesis: Synthesis) -> AsyncIterator[bytes]:
+async def binary_body(synthesis: RequestSynthesis) -> AsyncIterator[bytes]:
     """The request's audio from ``skip_samples`` on, encoded, as each segment is ready."""
     encoder, frame_bytes = synthesis.encoder, synthesis.settings.audio_frame_bytes
     skip = SampleSkip(synthesis.job.skip_samples or 0, synthesis.engine.sample_rate)
@@ -270,7 +270,7 @@ async def binary_body(synthesis: Synthesis) -> AsyncIterator[bytes]:
         raise
 
 
-async def _sse_body(synthesis: Synthesis) -> AsyncIterator[bytes]:
+async def _sse_body(synthesis: RequestSynthesis) -> AsyncIterator[bytes]:
     """The request's Leg 3 synthesis events: ``audio_start``, the chunks (and words), then the end."""
     job, engine, settings, encoder = synthesis.job, synthesis.engine, synthesis.settings, synthesis.encoder
     events = SynthesisEventBuilder(job.request_id)

@@ -35,9 +35,9 @@ from strands_voice_protocol.wire import BIDI_PATH
 __all__ = [
     "DEFAULT_INTERVAL_S",
     "DEFAULT_NAMESPACE",
-    "BidiWatch",
     "EndpointMetrics",
     "MetricsMiddleware",
+    "SessionWatch",
     "metrics_from_env",
     "report_every",
 ]
@@ -163,7 +163,7 @@ Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
 
 
-class BidiWatch:
+class SessionWatch:
     """One WebSocket session's frames: request arrivals in, first audio byte and completions out.
 
     Arrival times are kept by request id until the request's answer begins or ends. A request without an
@@ -348,7 +348,7 @@ class MetricsMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and scope.get("path") == BIDI_PATH:
-            bidi = BidiWatch(self.metrics, self.max_frame_bytes)
+            bidi = SessionWatch(self.metrics, self.max_frame_bytes)
 
             async def receive_bidi() -> Message:
                 message: Message = await receive()

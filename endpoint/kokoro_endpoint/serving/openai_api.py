@@ -42,8 +42,8 @@ from kokoro_endpoint.engines.interface import Engine, ReadingEngine
 from kokoro_endpoint.serving.invocations import (
     CLOSE_CONNECTION,
     DrainedResponse,
+    RequestSynthesis,
     SlotResponse,
-    Synthesis,
     binary_body,
     read_body,
 )
@@ -218,7 +218,7 @@ async def speech(request: Request) -> Response:
         "request_id=<%s>, format=<%s>, stream=<%s> | speech", job.request_id, audio_format, stream_format
     )
     headers = {"X-Request-Id": job.request_id, "Cache-Control": "no-store"}
-    audio = binary_body(Synthesis(job, engine, scheduler, settings, encoder))
+    audio = binary_body(RequestSynthesis(job, engine, scheduler, settings, encoder))
     content = _sse_body(audio) if stream_format == "sse" else audio
     media_type = "text/event-stream" if stream_format == "sse" else encoder.mime_type
     return SlotResponse(

@@ -52,7 +52,7 @@ from kokoro_endpoint.serving.session_request import AUDIO_BUFFER_SEGMENTS, DONE,
 from kokoro_endpoint.serving.synthesis_job import error_from_decode, validate_synthesize
 from kokoro_endpoint.settings import Settings
 
-__all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "BidiSession"]
+__all__ = ["AUDIO_BUFFER_SEGMENTS", "MAX_QUEUED_ERRORS", "EndpointSession"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ MAX_QUEUED_ERRORS: Final = 32
 _Outgoing = SessionRequest | ErrorFrame | None  # None: the client asked to close
 
 
-class BidiSession:
+class EndpointSession:
     """Serves one accepted WebSocket until the client closes, disconnects or idles out.
 
     Args:

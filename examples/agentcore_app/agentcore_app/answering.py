@@ -45,7 +45,7 @@ class Answering:
     transport_factory: TransportFactory | None = None
     metrics: AnswerMetrics | None = None
 
-    def voice(self) -> VoiceCallbackHandler:
+    def new_handler(self) -> VoiceCallbackHandler:
         """A fresh voice handler for one answer."""
         return VoiceCallbackHandler(
             self.tts_url, silence_timeout=self.silence_timeout, transport_factory=self.transport_factory
@@ -65,7 +65,7 @@ class Answering:
             clock = EventBuilder()
             try:
                 # The session's previous answer, if still speaking, is interrupted and has ended by now.
-                async with self.conversations.turn(session_id, voice, request_id) as agent:
+                async with self.conversations.agent_for_answer(session_id, voice, request_id) as agent:
                     # text_delta from the agent's token stream and the handler's speech events, one queue.
                     spoken = voice.stream(
                         agent, request.prompt, options=request.options, request_id=request_id

@@ -162,7 +162,7 @@ def _add_invocations(app: BedrockAgentCoreApp, answering: Answering, max_prompt_
             context.session_id,
             request.options.mode,
         )
-        voice = answering.voice()
+        voice = answering.new_handler()
         answer = answering.answer(request, request_id, session_id, voice)
         # The caller hangs up mid-answer: barge in (Leg 1 cancel, undelivered audio dropped), then stop.
         return StoppingStreamingResponse(sse_frames(answer), on_disconnect=voice.interrupt)

@@ -8,6 +8,7 @@ byte is a whole sample, so any chunk decodes on arrival.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Final
 
 import numpy as np
@@ -70,8 +71,8 @@ def alaw_encode(samples: npt.ArrayLike) -> bytes:
     return ((value ^ mask) & 0xFF).astype(np.uint8).tobytes()
 
 
-class _G711Encoder(StreamEncoderBase):
-    """pcm16 at 24 kHz → 8 kHz G.711 bytes, streamed (the companding function is the subclass's)."""
+class _G711Encoder(StreamEncoderBase, ABC):
+    """pcm16 at 24 kHz → 8 kHz G.711 bytes, streamed (the companding, μ-law or A-law, is the subclass's)."""
 
     def __init__(self, sample_rate: int = SAMPLE_RATE) -> None:
         super().__init__()
@@ -79,9 +80,9 @@ class _G711Encoder(StreamEncoderBase):
             raise AudioEncodingError(f"G.711 needs an input rate that is a multiple of {G711_RATE} Hz")
         self._decimator = Decimator(sample_rate // G711_RATE, sample_rate)
 
-    @staticmethod
-    def _compand(samples: npt.NDArray[np.float32]) -> bytes:
-        raise NotImplementedError
+    @abstractmethod
+    def _compand(self, samples: npt.NDArray[np.float32]) -> bytes:
+        """Float samples at 8 kHz → one G.711 byte each."""
 
     def encode(self, pcm: bytes) -> bytes:
         """Encode more pcm16; returns one byte per 8 kHz sample completed (maybe ``b""``)."""
@@ -98,7 +99,9 @@ class MulawEncoder(_G711Encoder):
 
     format = "mulaw"
     mime_type = MIME_TYPES["mulaw"]
-    _compand = staticmethod(mulaw_encode)
+
+    def _compand(self, samples: npt.NDArray[np.float32]) -> bytes:
+        return mulaw_encode(samples)
 
 
 class AlawEncoder(_G711Encoder):
@@ -106,4 +109,6 @@ class AlawEncoder(_G711Encoder):
 
     format = "alaw"
     mime_type = MIME_TYPES["alaw"]
-    _compand = staticmethod(alaw_encode)
+
+    def _compand(self, samples: npt.NDArray[np.float32]) -> bytes:
+        return alaw_encode(samples)

@@ -73,7 +73,7 @@ def test_a_broken_socket_ends_the_call_and_frees_its_conversation() -> None:
         await asyncio.wait_for(call.run(), 30)  # the old call waited on its receive loop for ever
         model.gate.set()
         events: list[str] = []
-        voice = answering.voice()
+        voice = answering.new_handler()
         from agentcore_app.payload import VoiceRequest
 
         from strands_voice import VoiceOptions

@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 from agentcore_app.call._frames import (
-    Active,
     AudioFrame,
     CallFrames,
     CallLimits,
-    Close,
+    CallPhase,
+    CloseCall,
     Feed,
     Listen,
-    Phase,
-    Send,
+    SendEvent,
     Stalled,
     TextFrame,
     ToTurns,
@@ -40,7 +39,7 @@ def started(limits: CallLimits | None = None) -> CallFrames:
 
 
 def errors(actions: list[object]) -> list[str]:
-    return [a.event["code"] for a in actions if isinstance(a, Send) and a.event["type"] == "error"]  # type: ignore[typeddict-item]
+    return [a.event["code"] for a in actions if isinstance(a, SendEvent) and a.event["type"] == "error"]  # type: ignore[typeddict-item]
 
 
 def test_frames_before_start_get_one_error_and_the_call_waits_for_start() -> None:
@@ -48,9 +47,9 @@ def test_frames_before_start_get_one_error_and_the_call_waits_for_start() -> Non
     assert errors(core.handle(AudioFrame(bytes(640)), 0.0)) == ["invalid_request"]
     assert core.handle(AudioFrame(bytes(640)), 0.0) == []  # one error is enough for a microphone's frames
     assert errors(core.handle(TextFrame('{"type": "prompt", "prompt": "hi"}'), 0.0)) == ["invalid_request"]
-    assert core.phase is Phase.AWAITING_START
+    assert core.phase is CallPhase.AWAITING_START
     assert isinstance(core.handle(TextFrame(START), 0.0)[0], Listen)
-    assert core.phase is Phase.LISTENING
+    assert core.phase is CallPhase.LISTENING
 
 
 def test_a_start_at_another_rate_or_with_a_bad_field_is_refused_and_a_good_one_still_accepted() -> None:
@@ -82,7 +81,7 @@ def test_bad_text_frames_get_coded_errors_and_the_call_goes_on() -> None:
     assert errors(core.handle(TextFrame(json.dumps({"type": "prompt", "prompt": "x" * 200})), 0.0)) == [
         "invalid_request"
     ]
-    assert core.phase is Phase.LISTENING
+    assert core.phase is CallPhase.LISTENING
 
 
 def test_audio_goes_to_the_listener_in_whole_samples_and_an_oversized_frame_is_dropped() -> None:
@@ -120,24 +119,24 @@ def test_silence_past_the_idle_timeout_closes_the_call_but_not_while_an_answer_p
     core = started(CallLimits(idle_s=1.0, max_audio_ahead_s=100.0))
     second = bytes(32000)
     assert core.handle(AudioFrame(second), 0.0) == [Feed(second)]
-    core.handle(Active(answering=True), 0.0)
+    core.active(answering=True)
     for _ in range(3):  # the caller listens to the answer: not idle
         assert core.handle(AudioFrame(second), 0.0) == [Feed(second)]
-    core.handle(Active(answering=False), 0.0)
+    core.active(answering=False)
     assert core.handle(AudioFrame(second), 0.0) == [Feed(second)]
     actions = core.handle(AudioFrame(b"\x00\x00"), 0.0)
-    assert errors(actions) == ["idle_timeout"] and actions[-1] == Close(1000, "idle")
-    assert core.phase is Phase.CLOSED
+    assert errors(actions) == ["idle_timeout"] and actions[-1] == CloseCall(1000, "idle")
+    assert core.phase is CallPhase.CLOSED
     assert core.handle(AudioFrame(second), 0.0) == []
 
 
 def test_no_frame_at_all_closes_the_call_with_a_code_but_not_while_an_answer_is_out() -> None:
     core = started()
-    core.handle(Active(answering=True), 0.0)
-    assert core.handle(Stalled(), 0.0) == [] and core.phase is not Phase.CLOSED
-    core.handle(Active(answering=False), 0.0)
+    core.active(answering=True)
+    assert core.handle(Stalled(), 0.0) == [] and core.phase is not CallPhase.CLOSED
+    core.active(answering=False)
     actions = core.handle(Stalled(), 0.0)
-    assert errors(actions) == ["idle_timeout"] and isinstance(actions[-1], Close)
+    assert errors(actions) == ["idle_timeout"] and isinstance(actions[-1], CloseCall)
     assert {"idle_timeout", "turn_too_long", "recognition_failed"} == CALL_ERROR_CODES
 
 

@@ -70,7 +70,7 @@ def test_idle_conversations_leave_memory_not_the_store_and_the_window_bounds_his
     voice = VoiceCallbackHandler("ws://127.0.0.1:9/unused")
 
     async def turn(prompt: str) -> tuple[str, int]:
-        async with conversations.turn(SESSION, voice) as agent:
+        async with conversations.agent_for_answer(SESSION, voice) as agent:
             answer = str(await agent.invoke_async(prompt)).strip()
             return answer, len(agent.messages)
 

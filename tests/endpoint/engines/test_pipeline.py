@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from kokoro_endpoint.scheduling.scheduler import SynthesisScheduler
-from kokoro_endpoint.serving.ws_session import BidiSession
+from kokoro_endpoint.serving.ws_session import EndpointSession
 from kokoro_endpoint.settings import Settings
 
 
@@ -51,7 +51,7 @@ class SleepyEngine:
 
 
 class SlowWebSocket:
-    """Enough of starlette's WebSocket for BidiSession: scripted input, slow recorded output."""
+    """Enough of starlette's WebSocket for EndpointSession: scripted input, slow recorded output."""
 
     def __init__(self, messages: list[str], send_s: float) -> None:
         self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -83,7 +83,7 @@ def _run_session(ws: SlowWebSocket, engine: SleepyEngine, settings: Settings) ->
     async def run() -> None:
         scheduler = SynthesisScheduler(settings.synthesis_workers)
         try:
-            await asyncio.wait_for(BidiSession(ws, engine, scheduler, settings).run(), 30)  # type: ignore[arg-type]
+            await asyncio.wait_for(EndpointSession(ws, engine, scheduler, settings).run(), 30)  # type: ignore[arg-type]
         finally:
             scheduler.shutdown()
 

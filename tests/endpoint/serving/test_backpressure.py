@@ -1,6 +1,6 @@
 """Backpressure inside one request: a client that stops reading stops the synthesis of its session.
 
-Narrow unit tests of :class:`BidiSession` with stand-ins (a counting engine that makes big segments fast,
+Narrow unit tests of :class:`EndpointSession` with stand-ins (a counting engine that makes big segments fast,
 and a WebSocket whose sending can be held), so the bound is exact and not blurred by socket buffers.
 The real server with a stalled socket is covered by tests/reliability (stalled consumer tests).
 """
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from kokoro_endpoint.engines.silence import SilencePolicy
 from kokoro_endpoint.scheduling.scheduler import SynthesisScheduler
-from kokoro_endpoint.serving.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, BidiSession
+from kokoro_endpoint.serving.ws_session import AUDIO_BUFFER_SEGMENTS, MAX_QUEUED_ERRORS, EndpointSession
 from kokoro_endpoint.settings import Settings
 from support.endpoint import CountingEngine, HeldWebSocket
 
@@ -52,7 +52,7 @@ def test_endpoint_stalled_sender_bounds_synthesis_of_one_long_request_then_deliv
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
         ws = HeldWebSocket()
-        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        running = asyncio.create_task(EndpointSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
         try:
             ws.push({"text": text, "request_id": "long"})
             made = await _settled(lambda: engine.made(text))
@@ -82,7 +82,7 @@ def test_endpoint_cancel_releases_a_synthesis_waiting_for_room() -> None:
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
         ws = HeldWebSocket()
-        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        running = asyncio.create_task(EndpointSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
         try:
             ws.push({"text": text, "request_id": "c"})
             made = await _settled(lambda: engine.made(text))
@@ -112,7 +112,7 @@ def test_endpoint_disconnect_ends_a_session_whose_synthesis_waits_for_room() -> 
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
         ws = HeldWebSocket()
-        running = asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        running = asyncio.create_task(EndpointSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
         try:
             ws.push({"text": text, "request_id": "g"})
             made = await _settled(lambda: engine.made(text))
@@ -139,7 +139,7 @@ def test_endpoint_stalled_session_does_not_hold_the_shared_scheduler() -> None:
         stalled, served = HeldWebSocket(), HeldWebSocket()
         served.gate.set()
         sessions = [
-            asyncio.create_task(BidiSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
+            asyncio.create_task(EndpointSession(ws, engine, scheduler, SETTINGS).run())  # type: ignore[arg-type]
             for ws in (stalled, served)
         ]
         try:
@@ -188,7 +188,7 @@ def test_endpoint_stops_reading_a_client_that_floods_bad_frames_without_reading_
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
         ws = FloodingWebSocket()
-        running = asyncio.create_task(BidiSession(ws, CountingEngine(), scheduler, SETTINGS).run())  # type: ignore[arg-type]
+        running = asyncio.create_task(EndpointSession(ws, CountingEngine(), scheduler, SETTINGS).run())  # type: ignore[arg-type]
         try:
             await asyncio.sleep(0.5)  # unbounded, the flood would be read thousands of times by now
             read = ws.frames_read
@@ -217,7 +217,7 @@ def test_endpoint_session_task_that_fails_ends_the_session_and_is_logged(
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
         try:
-            session = BidiSession(BrokenWebSocket(), CountingEngine(), scheduler, SETTINGS)  # type: ignore[arg-type]
+            session = EndpointSession(BrokenWebSocket(), CountingEngine(), scheduler, SETTINGS)  # type: ignore[arg-type]
             await asyncio.wait_for(session.run(), SETTINGS.close_timeout_s * 2)
         finally:
             scheduler.shutdown()

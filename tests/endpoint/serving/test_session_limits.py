@@ -1,7 +1,7 @@
 """A Leg 1 session cannot be held for ever: a client that stops reading is dropped after the send timeout,
 and a session is closed at its maximum age however it keeps itself alive (keepalives, requests).
 
-Unit tests of :class:`BidiSession` with a WebSocket whose sending the test holds (a client that reads
+Unit tests of :class:`EndpointSession` with a WebSocket whose sending the test holds (a client that reads
 nothing behind a proxy: no socket buffer, no ping to end it first)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import asyncio
 
 import pytest
 from kokoro_endpoint.scheduling.scheduler import SynthesisScheduler
-from kokoro_endpoint.serving.ws_session import BidiSession
+from kokoro_endpoint.serving.ws_session import EndpointSession
 from kokoro_endpoint.settings import Settings
 from support.endpoint import CountingEngine, HeldWebSocket
 
@@ -32,7 +32,7 @@ def _serve(ws: HeldWebSocket, settings: Settings, first: dict[str, object] | Non
 
     async def main() -> None:
         scheduler = SynthesisScheduler(1)
-        session = asyncio.create_task(BidiSession(ws, CountingEngine(), scheduler, settings).run())  # type: ignore[arg-type]
+        session = asyncio.create_task(EndpointSession(ws, CountingEngine(), scheduler, settings).run())  # type: ignore[arg-type]
         if first is not None:
             ws.push(first)
         client = asyncio.create_task(_keep_alive(ws))

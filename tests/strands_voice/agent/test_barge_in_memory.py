@@ -30,7 +30,7 @@ from strands_voice_protocol.events import EventBuilder
 from support.instant_tts import SECONDS_PER_REQUEST, InstantTTS
 from support.stand_in_model import StandInModel
 
-from strands_voice.agent._answer_memory import NOTHING_HEARD, remembered_text, rewrite_last_answer
+from strands_voice.agent._answer_memory import NOTHING_HEARD, _rewrite_messages, remembered_text
 from strands_voice.agent._handler import VoiceCallbackHandler
 from strands_voice.agent._plugin import VoicePlugin
 from strands_voice.speech._heard import DeliveryLog
@@ -111,8 +111,10 @@ def test_an_answer_stopped_by_force_is_appended_so_turns_alternate(tmp_path: Pat
     agent("Talk.")
     agent.messages.append({"role": "user", "content": [{"text": "Again."}]})
     sessions.append_message(agent.messages[-1], agent)  # as Strands stores a prompt; its task then died
-    assert rewrite_last_answer(agent, "Heard this.")
-    assert not rewrite_last_answer(agent, "Heard this.")  # already so
+    write = _rewrite_messages(agent, "Heard this.")
+    assert write is not None
+    write()  # the session store's write, which AnswerMemory runs on a thread of its own
+    assert _rewrite_messages(agent, "Heard this.") is None  # already so
     reloaded = Agent(
         model=CountingModel(hold=False),
         session_manager=FileSessionManager(session_id="caller-3", storage_dir=str(tmp_path)),

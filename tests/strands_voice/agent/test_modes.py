@@ -17,7 +17,7 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.events import EVENT_TYPES
 from strands_voice_protocol.speech_text import clean_for_speech
 
-from strands_voice.agent._run import run_voice
+from strands_voice.agent._run_voice import run_voice
 from strands_voice.speech._options import VoiceOptions
 from strands_voice.speech._response import split_for_requests
 

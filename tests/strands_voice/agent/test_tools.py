@@ -20,7 +20,7 @@ from strands.types.tools import ToolSpec
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 from support.stand_in_model import StandInModel
 
-from strands_voice.agent._handler import VoiceCallbackHandler, ends_model_turn
+from strands_voice.agent._handler import VoiceCallbackHandler, ends_model_step
 from strands_voice.speech._options import VoiceOptions
 from strands_voice.transports._base import Frame
 
@@ -142,7 +142,7 @@ def test_the_text_before_a_tool_call_is_heard_while_the_tool_runs(
     assert heard_during_tool == [True]
     assert "error" not in [e["type"] for e in events]
     assert "".join(e["text"] for e in of_type(events, "text_delta")) == PREAMBLE + ANSWER
-    # The two model turns are two chunks, never one; the tool's result is never spoken.
+    # The two model steps are two chunks, never one; the tool's result is never spoken.
     done = of_type(events, "sentence_complete")
     assert [(e["sentence"], e["text"]) for e in done] == [(0, PREAMBLE), (1, ANSWER)]
     (transport,) = factory.made  # ONE session for the whole invocation
@@ -345,5 +345,5 @@ def test_the_agent_call_form_flushes_at_the_tool_call_too(endpoint_server: Any, 
         ({"reasoningText": "hmm", "reasoning": True}, False),
     ],
 )
-def test_ends_model_turn(kwargs: dict[str, Any], ends: bool) -> None:
-    assert ends_model_turn(kwargs) is ends
+def test_ends_model_step(kwargs: dict[str, Any], ends: bool) -> None:
+    assert ends_model_step(kwargs) is ends

@@ -6,12 +6,12 @@ import pytest
 from strands_voice_protocol.errors import ConfigurationError
 
 from strands_voice.listen import (
+    CallerPaused,
+    CallerResumed,
     EndOfTurn,
     ListenSettings,
     OnsetDropped,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     TurnDetector,
     TurnEnded,
@@ -57,10 +57,10 @@ def test_the_silence_timer_ends_a_turn_and_a_short_pause_resumes() -> None:
     assert [event for _, event in events] == [
         SpeechOnset(0.0),
         SpeechStarted(0.0),
-        SpeechPaused(s(10)),
+        CallerPaused(s(10)),
         JudgeTurn(1),  # 0.064 s = 2 silent frames
-        SpeechResumed(s(15)),
-        SpeechPaused(s(25)),
+        CallerResumed(s(15)),
+        CallerPaused(s(25)),
         JudgeTurn(2),
         TurnEnded(0.0, s(25), s(38), EndOfTurn("silence")),
     ]

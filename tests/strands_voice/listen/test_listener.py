@@ -119,9 +119,9 @@ def turn_model_installed() -> None:
 
 
 def _partial_or_pause(event: ListenEvent) -> bool:
-    from strands_voice.listen import SpeechPaused, SpeechResumed
+    from strands_voice.listen import CallerPaused, CallerResumed
 
-    return isinstance(event, SpeechPaused | SpeechResumed) or (
+    return isinstance(event, CallerPaused | CallerResumed) or (
         isinstance(event, Transcript) and not event.final
     )
 

@@ -20,7 +20,7 @@ from strands_voice_protocol.leg3_client import Leg3Recorder
 from strands_voice_protocol.sse import encode_sse
 from websockets.asyncio.server import ServerConnection, serve
 
-from strands_voice.agent._run import run_voice
+from strands_voice.agent._run_voice import run_voice
 from strands_voice.transports._websocket import WebSocketTransport
 
 SENTENCE = "One sentence that is cut and said again."

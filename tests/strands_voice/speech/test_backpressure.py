@@ -19,7 +19,7 @@ from agentcore_app.scripted import ScriptedModel
 from strands import Agent
 from strands_voice_protocol.audio import BYTES_PER_SECOND
 
-from strands_voice.agent._run import run_voice
+from strands_voice.agent._run_voice import run_voice
 from strands_voice.speech._options import VoiceOptions
 from strands_voice.transports._base import Frame
 

@@ -7,12 +7,12 @@ from collections.abc import Iterable
 import pytest
 
 from strands_voice.listen import (
+    CallerPaused,
+    CallerResumed,
     EndOfTurn,
     OnsetDropped,
     RecognitionFailed,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
@@ -54,7 +54,7 @@ def said(
     return [
         (start, SpeechOnset(start)),
         (start + 0.2, SpeechStarted(start)),
-        (end, SpeechPaused(end)),
+        (end, CallerPaused(end)),
         (end + 0.25, TurnEnded(start, end, end + 0.25, BY_MODEL)),
         (end + 0.26, Transcript(text, final=True, confidence=confidence, end_of_turn=BY_MODEL)),
     ]
@@ -123,7 +123,7 @@ def test_a_short_stop_barges_in_as_soon_as_its_words_are_known() -> None:
         [
             (10.0, SpeechOnset(10.0)),
             (10.2, SpeechStarted(10.0)),
-            (10.45, SpeechPaused(10.45)),
+            (10.45, CallerPaused(10.45)),
             (10.7, Transcript("Stop.", final=False, confidence=0.75)),
         ],
     )
@@ -147,7 +147,7 @@ def test_a_backchannel_heard_before_its_end_does_not_barge_in(language: str, ear
         [
             (10.0, SpeechOnset(10.0)),
             (10.2, SpeechStarted(10.0)),
-            (10.45, SpeechPaused(10.45)),
+            (10.45, CallerPaused(10.45)),
             # Its first words at an inner pause, sure ones, are no backchannel yet: the answer stays held.
             (10.6, Transcript(early, final=False, confidence=0.95)),
         ],
@@ -157,7 +157,7 @@ def test_a_backchannel_heard_before_its_end_does_not_barge_in(language: str, ear
     actions = drive(
         core,
         [
-            (10.7, SpeechResumed(10.7)),
+            (10.7, CallerResumed(10.7)),
             (10.9, TurnEnded(10.0, 10.9, 11.0, BY_MODEL)),
             (11.0, Transcript(final, final=True)),
         ],
@@ -174,7 +174,7 @@ def test_speech_that_goes_on_barges_in_before_its_words_are_known() -> None:
     actions = drive(
         core,
         [
-            (11.9, SpeechPaused(11.9)),
+            (11.9, CallerPaused(11.9)),
             (12.2, TurnEnded(10.0, 11.9, 12.2, BY_MODEL)),
             (12.2, Transcript("Stop please. What does it cost?", final=True, confidence=0.8)),
         ],
@@ -185,7 +185,7 @@ def test_speech_that_goes_on_barges_in_before_its_words_are_known() -> None:
 
 def test_silence_without_words_lets_the_answer_go_on() -> None:
     core = speaking_core()
-    drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0)), (10.3, SpeechPaused(10.3))])
+    drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0)), (10.3, CallerPaused(10.3))])
     assert core.wakeup == pytest.approx(10.9)  # resume_after_silence_s of silence
     assert core.handle(Tick(), 10.9) == [ResumeAnswer("answer-1")]
     # Its words come later and are real: the answer is stopped then.
@@ -196,9 +196,9 @@ def test_silence_without_words_lets_the_answer_go_on() -> None:
 def test_a_hold_never_outlasts_decide_within() -> None:
     core = TurnTaking(TurnSettings(overlap_speech_s=5.0, resume_after_silence_s=5.0, decide_within_s=1.0))
     drive(core, [*said(0.0, "Hi?", end=0.5), (1.0, AnswerSpeaking("answer-1"))])
-    drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0)), (10.4, SpeechPaused(10.4))])
+    drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0)), (10.4, CallerPaused(10.4))])
     assert core.handle(Tick(), 11.0) == [ResumeAnswer("answer-1")]
-    drive(core, [(20.0, SpeechOnset(20.0)), (20.2, SpeechResumed(20.0))])
+    drive(core, [(20.0, SpeechOnset(20.0)), (20.2, CallerResumed(20.0))])
     assert core.handle(Tick(), 21.0) == [InterruptAnswer("answer-1")]
 
 

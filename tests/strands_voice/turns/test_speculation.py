@@ -4,11 +4,11 @@ look finished, held until the turn ends with those words, dropped in silence whe
 from __future__ import annotations
 
 from strands_voice.listen import (
+    CallerPaused,
+    CallerResumed,
     EndOfTurn,
     RecognitionFailed,
     SpeechOnset,
-    SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
     Transcript,
     TurnEnded,
@@ -46,7 +46,7 @@ def paused(start: float, words: str, at: float) -> list[tuple[float, TurnInput]]
     return [
         (start, SpeechOnset(start)),
         (start + 0.2, SpeechStarted(start)),
-        (at, SpeechPaused(at)),
+        (at, CallerPaused(at)),
         (at + 0.2, Transcript(words, final=False, confidence=0.9)),
     ]
 
@@ -83,9 +83,9 @@ def test_the_same_words_in_another_case_or_punctuation_still_release() -> None:
 def test_a_caller_who_goes_on_drops_it_in_silence_and_one_answer_follows_for_both_sentences() -> None:
     core = TurnTaking()
     drive(core, paused(0.0, ONE, 1.5))
-    went_on = drive(core, [(1.9, SpeechResumed(1.9))])
+    went_on = drive(core, [(1.9, CallerResumed(1.9))])
     assert went_on == [DropAnswer("answer-1")] and core.phase is Phase.IDLE
-    again = drive(core, [(3.5, SpeechPaused(3.5)), (3.7, Transcript(BOTH, final=False, confidence=0.9))])
+    again = drive(core, [(3.5, CallerPaused(3.5)), (3.7, Transcript(BOTH, final=False, confidence=0.9))])
     # The held answer's words were this turn's own: the new one is not "joined", nor asked twice.
     assert again[-1] == StartAnswer("answer-2", BOTH, spoken=True, held=True)
     done = drive(core, ends(0.0, 3.5, BOTH))
@@ -141,7 +141,7 @@ def test_a_held_answer_joins_the_turn_whose_pending_answer_the_caller_cut() -> N
     drive(core, [*paused(0.0, ONE, 1.0), *ends(0.0, 1.0, ONE)])
     cut = drive(core, [(1.6, SpeechOnset(1.6)), (1.8, SpeechStarted(1.6))])
     assert DropAnswer("answer-1") in cut
-    held = drive(core, [(3.0, SpeechPaused(3.0)), (3.2, Transcript("What does it include?", final=False))])
+    held = drive(core, [(3.0, CallerPaused(3.0)), (3.2, Transcript("What does it include?", final=False))])
     prompt = f"{ONE} What does it include?"
     assert held[-1] == StartAnswer("answer-2", prompt, spoken=True, joined=True, held=True)
     assert drive(core, ends(1.6, 3.0, "What does it include?"))[-1] == ReleaseAnswer("answer-2")
@@ -156,7 +156,7 @@ def test_the_stop_button_or_a_typed_turn_drop_a_held_answer_in_silence() -> None
     drive(core, paused(0.0, "What does it cost?", 1.5))
     assert drive(core, [(1.8, StopPressed())]) == [DropAnswer("answer-1")]
     assert core.phase is Phase.IDLE
-    drive(core, [(2.0, SpeechResumed(2.0)), (2.5, SpeechPaused(2.5)), (2.7, Transcript("And tax?", False))])
+    drive(core, [(2.0, CallerResumed(2.0)), (2.5, CallerPaused(2.5)), (2.7, Transcript("And tax?", False))])
     typed = drive(core, [(2.9, Typed("What is the refund policy?"))])
     assert typed == [
         DropAnswer("answer-2"),
@@ -174,9 +174,9 @@ def test_a_barge_in_with_finished_words_interrupts_then_holds_the_new_question()
         StartAnswer("answer-2", "Stop, please.", True, held=True),
     ]
     # The caller goes on: the held "Stop, please." is dropped; the whole question is held, then released.
-    drive(core, [(6.8, SpeechResumed(6.8))])
+    drive(core, [(6.8, CallerResumed(6.8))])
     whole = "Stop, please. What does it cost?"
-    again = drive(core, [(7.9, SpeechPaused(7.9)), (8.1, Transcript(whole, final=False))])
+    again = drive(core, [(7.9, CallerPaused(7.9)), (8.1, Transcript(whole, final=False))])
     assert again[-1] == StartAnswer("answer-3", whole, True, held=True)
     assert drive(core, ends(5.5, 7.9, whole))[-1] == ReleaseAnswer("answer-3")
 
@@ -207,13 +207,13 @@ def test_a_streaming_engines_words_heard_up_to_the_pause_are_asked_for_at_the_pa
     core = TurnTaking()
     drive(core, [(0.0, SpeechOnset(0.0)), (0.2, SpeechStarted(0.0))])
     drive(core, [(0.9, Transcript("What does it cost?", final=False))])  # while the caller speaks
-    assert drive(core, [(1.5, SpeechPaused(1.5))]) == [
+    assert drive(core, [(1.5, CallerPaused(1.5))]) == [
         StartAnswer("answer-1", "What does it cost?", spoken=True, held=True)
     ]
     # The same words again at the pause keep it; the caller going on drops it and forgets those words.
     assert drive(core, [(1.7, Transcript("What does it cost?", final=False))])[1:] == []
-    assert drive(core, [(2.0, SpeechResumed(2.0))]) == [DropAnswer("answer-1")]
-    assert drive(core, [(2.8, SpeechPaused(2.8))]) == []
+    assert drive(core, [(2.0, CallerResumed(2.0))]) == [DropAnswer("answer-1")]
+    assert drive(core, [(2.8, CallerPaused(2.8))]) == []
 
 
 def test_a_japanese_callers_finished_question_is_held_and_released_an_open_clause_is_not() -> None:

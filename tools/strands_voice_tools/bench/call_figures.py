@@ -108,10 +108,10 @@ def _round(value: float | None) -> float | None:
 
 def longest_pause_s(pcm16: bytes) -> float:
     """The longest pause inside ``pcm16`` (16 kHz) as the library's VAD and turn detector hear it: from a
-    ``SpeechPaused`` to the next ``SpeechResumed`` (the listen group)."""
+    ``CallerPaused`` to the next ``CallerResumed`` (the listen group)."""
     import numpy as np
 
-    from strands_voice.listen import ListenSettings, SileroVad, SpeechPaused, SpeechResumed, TurnDetector
+    from strands_voice.listen import CallerPaused, CallerResumed, ListenSettings, SileroVad, TurnDetector
 
     settings = ListenSettings(end_of_turn="silence", end_silence_s=60.0, max_turn_s=600.0)
     detector, vad = TurnDetector(settings), SileroVad()
@@ -121,8 +121,8 @@ def longest_pause_s(pcm16: bytes) -> float:
     longest, paused_at = 0.0, None
     for offset in range(0, len(padded), frame):
         for event in detector.feed(vad.probability(padded[offset : offset + frame])):
-            if isinstance(event, SpeechPaused):
+            if isinstance(event, CallerPaused):
                 paused_at = event.at_s
-            elif isinstance(event, SpeechResumed) and paused_at is not None:
+            elif isinstance(event, CallerResumed) and paused_at is not None:
                 longest, paused_at = max(longest, event.at_s - paused_at), None
     return longest

@@ -158,7 +158,7 @@ class Call:
     async def _receive(self) -> None:
         idle_s = self.frames.limits.idle_s
         loop = asyncio.get_running_loop()
-        while self.frames.phase is not frames.Phase.CLOSED:
+        while self.frames.phase is not frames.CallPhase.CLOSED:
             event: frames.FrameInput
             try:
                 message = await asyncio.wait_for(self.websocket.receive(), idle_s)
@@ -177,7 +177,7 @@ class Call:
 
     async def _perform_frames(self, actions: list[frames.FrameAction]) -> None:
         for action in actions:
-            if isinstance(action, frames.Send):
+            if isinstance(action, frames.SendEvent):
                 await self.send(action.event)
             elif isinstance(action, frames.Feed) and self.listener is not None:
                 self.clock.fed(len(action.pcm))
@@ -188,7 +188,7 @@ class Call:
                 self.turns.put(action.event)
             elif isinstance(action, frames.Wait):
                 await asyncio.sleep(max(0.0, action.until - asyncio.get_running_loop().time()))
-            elif isinstance(action, frames.Close):
+            elif isinstance(action, frames.CloseCall):
                 self.close_code = action.code
 
     async def send(self, event: CallEvent) -> None:
@@ -227,7 +227,7 @@ class Call:
         elif isinstance(event, Transcript) and event.final:
             self.clock.recognized(event.end_of_turn)
         if isinstance(event, ListenEvent | AnswerSpeaking | AnswerEnded):
-            self.frames.handle(frames.Active(answering=bool(self.answers)), 0.0)
+            self.frames.active(answering=bool(self.answers))
 
     async def _perform_turn(self, action: TurnAction) -> None:
         builder = self.frames.builder
@@ -250,9 +250,9 @@ class Call:
         assert self.frames.start is not None  # answers come after start (the frames' table says so)
         timing = self.clock.take_turn() if action.spoken and not action.held else None
         turn = SpokenTurn(action.prompt, action.spoken, uuid.uuid4().hex, timing)
-        live = LiveAnswer(turn, self.answering.voice(), held=HeldAnswer() if action.held else None)
+        live = LiveAnswer(turn, self.answering.new_handler(), held=HeldAnswer() if action.held else None)
         self.answers[action.answer_id] = live
-        self.frames.handle(frames.Active(answering=True), 0.0)  # thinking counts as answering: not idle
+        self.frames.active(answering=True)  # thinking counts as answering: not idle
         live.task = self._spawn(self._answer_turn(action.answer_id, live), "call-answer")
 
     async def _answer_turn(self, answer_id: str, live: LiveAnswer) -> None:

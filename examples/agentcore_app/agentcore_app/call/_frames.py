@@ -1,11 +1,12 @@
 """The rules of a spoken call's frames (Leg 3 over WebSocket), as a sans-I/O state machine.
 
 :class:`CallFrames` is given what the caller's connection brings (a text or binary frame, no frame for the
-idle timeout) and that the conversation is active (speech heard, an answer out), each with the time, and
-answers with actions for its asyncio adapter (:mod:`agentcore_app.call._call`): send an event, open the
-listener, feed it audio, pass a typed turn or the Stop button to the turn-taking core
-(:mod:`strands_voice.turns`, which holds every rule of who speaks when), wait before reading on, close the
-call. It does no I/O; the time is passed in.
+idle timeout), each with the time, and answers with actions for its asyncio adapter
+(:mod:`agentcore_app.call._call`): send an event, open the listener, feed it audio, pass a typed turn or the
+Stop button to the turn-taking core (:mod:`strands_voice.turns`, which holds every rule of who speaks when),
+wait before reading on, close the call. It does no I/O; the time is passed in. It is also told when the
+conversation is active (speech heard, an answer out: :meth:`CallFrames.active`), which only resets the idle
+count and asks for nothing.
 
 The rules (docs/PROTOCOL.md, "Leg 3 over WebSocket"):
 
@@ -44,18 +45,17 @@ from ..payload import MAX_PROMPT_CHARS, CallStart, PayloadError, parse_call_star
 __all__ = [
     "MAX_FRAME_BYTES",
     "TRANSITIONS",
-    "Active",
     "AudioFrame",
     "CallFrames",
     "CallLimits",
-    "Close",
+    "CallMove",
+    "CallPhase",
+    "CloseCall",
     "Feed",
     "FrameAction",
     "FrameInput",
     "Listen",
-    "Move",
-    "Phase",
-    "Send",
+    "SendEvent",
     "Stalled",
     "TextFrame",
     "ToTurns",
@@ -93,7 +93,7 @@ class CallLimits:
     speculate: bool = True
 
 
-class Phase(enum.Enum):
+class CallPhase(enum.Enum):
     """Where a call is."""
 
     AWAITING_START = "awaiting_start"
@@ -101,7 +101,7 @@ class Phase(enum.Enum):
     CLOSED = "closed"
 
 
-class Move(enum.Enum):
+class CallMove(enum.Enum):
     """What moves a call from one phase to another."""
 
     STARTED = "started"  # a good start frame
@@ -109,11 +109,11 @@ class Move(enum.Enum):
     ENDED = "ended"  # the adapter cannot go on (the listener could not be opened)
 
 
-_P, _M = Phase, Move
+_P, _M = CallPhase, CallMove
 
 #: Every transition (the session core's, the turn detector's and the turn-taking core's style); a move a
 #: phase has no row for leaves it where it is.
-TRANSITIONS: Final[dict[tuple[Phase, Move], Phase]] = {
+TRANSITIONS: Final[dict[tuple[CallPhase, CallMove], CallPhase]] = {
     (_P.AWAITING_START, _M.STARTED): _P.LISTENING,
     **{
         (phase, move): _P.CLOSED
@@ -145,20 +145,13 @@ class Stalled:
     """No frame at all came for the idle timeout."""
 
 
-@dataclass(frozen=True)
-class Active:
-    """The conversation is active (the caller's speech was heard, or an answer is out): not idle."""
-
-    answering: bool
-
-
-FrameInput = TextFrame | AudioFrame | Stalled | Active
+FrameInput = TextFrame | AudioFrame | Stalled
 
 # --- what to do (actions) ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Send:
+class SendEvent:
     """Send ``event`` as a JSON text frame."""
 
     event: CallEvent
@@ -195,14 +188,14 @@ class Wait:
 
 
 @dataclass(frozen=True)
-class Close:
+class CloseCall:
     """Close the call with this WebSocket code."""
 
     code: int
     reason: str
 
 
-FrameAction = Send | Listen | Feed | ToTurns | Wait | Close
+FrameAction = SendEvent | Listen | Feed | ToTurns | Wait | CloseCall
 
 
 class CallFrames:
@@ -216,7 +209,7 @@ class CallFrames:
     def __init__(self, limits: CallLimits | None = None, builder: CallEventBuilder | None = None) -> None:
         self.limits = limits or CallLimits()
         self.builder = builder or CallEventBuilder()
-        self.phase = Phase.AWAITING_START
+        self.phase = CallPhase.AWAITING_START
         self.start: CallStart | None = None
         self._answering = False
         self._carry = b""
@@ -227,19 +220,28 @@ class CallFrames:
 
     def handle(self, event: FrameInput, now: float) -> list[FrameAction]:
         """What to do about ``event``, which came at ``now`` (seconds; nothing once the call is closed)."""
-        return [] if self.phase is Phase.CLOSED else _HANDLERS[type(event)](self, event, now)
+        return [] if self.phase is CallPhase.CLOSED else _HANDLERS[type(event)](self, event, now)
+
+    def active(self, *, answering: bool) -> None:
+        """The conversation is active (the caller's speech was heard, or an answer is out): not idle.
+
+        Args:
+            answering: Whether an answer is out (a caller may then listen in silence for any time).
+        """
+        if self.phase is not CallPhase.CLOSED:
+            self._quiet_bytes, self._answering = 0, answering
 
     def close(self) -> None:
         """The call ends (its adapter could not go on: the listener could not be opened)."""
-        self._move(Move.ENDED)
+        self._move(CallMove.ENDED)
 
-    def _move(self, move: Move) -> None:
+    def _move(self, move: CallMove) -> None:
         self.phase = TRANSITIONS.get((self.phase, move), self.phase)
 
     # --- frames ---------------------------------------------------------------------------------------
 
-    def _error(self, code: str, message: str) -> Send:
-        return Send(self.builder.error(code=code, message=message))
+    def _error(self, code: str, message: str) -> SendEvent:
+        return SendEvent(self.builder.error(code=code, message=message))
 
     def _text(self, frame: TextFrame, now: float) -> list[FrameAction]:
         if len(frame.text) > self.limits.max_text_frame_chars:
@@ -252,7 +254,7 @@ class CallFrames:
         kind = message.get("type") if isinstance(message, dict) else None
         if kind == "start":
             return self._start(message, now)
-        if self.phase is Phase.AWAITING_START:
+        if self.phase is CallPhase.AWAITING_START:
             return [self._error("invalid_request", 'send {"type": "start"} first')]
         if kind == "prompt":
             return self._prompt(message)
@@ -261,14 +263,14 @@ class CallFrames:
         return [self._error("invalid_request", "'type' must be 'start', 'prompt' or 'interrupt'")]
 
     def _start(self, message: dict[str, Any], now: float) -> list[FrameAction]:
-        if self.phase is not Phase.AWAITING_START:
+        if self.phase is not CallPhase.AWAITING_START:
             return [self._error("invalid_request", "the call has already started")]
         fields = {key: value for key, value in message.items() if key != "type"}
         try:
             start = parse_call_start(fields)
         except PayloadError as error:
             return [self._error("invalid_request", error.message)]
-        self._move(Move.STARTED)
+        self._move(CallMove.STARTED)
         self.start, self._quiet_bytes, self._started_at = start, 0, now
         if hearing_language(start.listen_lang) is None:
             heard = ", ".join(f"{letter} ({lang.name})" for letter, lang in KOKORO_LANGUAGES.items())
@@ -288,7 +290,7 @@ class CallFrames:
         return [ToTurns(Typed(prompt))]
 
     def _any_audio(self, frame: AudioFrame, now: float) -> list[FrameAction]:
-        if self.phase is Phase.AWAITING_START:
+        if self.phase is CallPhase.AWAITING_START:
             return self._audio_before_start(frame, now)
         return self._audio(frame, now)
 
@@ -328,13 +330,9 @@ class CallFrames:
         return self._idle(event, now)
 
     def _idle(self, _event: Stalled, now: float) -> list[FrameAction]:
-        self._move(Move.IDLE)
+        self._move(CallMove.IDLE)
         message = f"nothing was said for {self.limits.idle_s:g} s; the call is closed"
-        return [self._error("idle_timeout", message), Close(status.WS_1000_NORMAL_CLOSURE, "idle")]
-
-    def _active(self, event: Active, now: float) -> list[FrameAction]:
-        self._quiet_bytes, self._answering = 0, event.answering
-        return []
+        return [self._error("idle_timeout", message), CloseCall(status.WS_1000_NORMAL_CLOSURE, "idle")]
 
 
 _Handler = Callable[[CallFrames, Any, float], list[FrameAction]]
@@ -344,5 +342,4 @@ _HANDLERS: Final[dict[type, _Handler]] = {
     TextFrame: CallFrames._text,
     AudioFrame: CallFrames._any_audio,
     Stalled: CallFrames._stalled,
-    Active: CallFrames._active,
 }

@@ -42,7 +42,7 @@ class PhoneWire(Protocol):
 
 
 @dataclass
-class _Answer:
+class _PhoneAnswer:
     """The answer being played: its audio (offsets in μ-law bytes) and its sentence marks."""
 
     request_id: str
@@ -61,7 +61,7 @@ class PhonePlayback:
 
     def __init__(self, wire: PhoneWire) -> None:
         self.wire = wire
-        self.answer: _Answer | None = None
+        self.answer: _PhoneAnswer | None = None
         self.paused = False
         self.generation = 0
         #: Per answer (its ``request_id``), the sentences the phone confirmed it played, in order.
@@ -71,7 +71,7 @@ class PhonePlayback:
     def audio(self, data: bytes) -> list[str]:
         """More of the answer's audio (μ-law); the frames to send now."""
         if self.answer is None:
-            self.answer = _Answer("")
+            self.answer = _PhoneAnswer("")
         self.answer.audio.extend(data)
         return [] if self.paused else self._send_through(len(self.answer.audio))
 
@@ -79,7 +79,7 @@ class PhonePlayback:
         """One of the call's events (Leg 3 JSON decoded); the frames to send now."""
         kind = event.get("type")
         if kind == "agent_start":
-            self.answer, self.paused = _Answer(str(event.get("request_id", ""))), False
+            self.answer, self.paused = _PhoneAnswer(str(event.get("request_id", ""))), False
             self.confirmed.setdefault(self.answer.request_id, [])
         elif kind == "sentence_complete" and self.answer is not None:
             self.answer.marks.append((len(self.answer.audio), int(event.get("sentence", 0))))

@@ -213,7 +213,7 @@ class Conversations:
         return conversation.voice.interrupt()
 
     @contextlib.asynccontextmanager
-    async def turn(
+    async def agent_for_answer(
         self, session_id: str | None, voice: VoiceCallbackHandler, request_id: str | None = None
     ) -> AsyncIterator[Agent]:
         """The session's agent for one answer spoken by ``voice``, once the previous answer has stopped.
