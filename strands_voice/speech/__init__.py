@@ -5,6 +5,7 @@
 - :class:`Response` is one answer: text fed as it is written, cut into sentences, spoken through
   ``_synthesis`` (one TTS session turned into audio events); ``_heard`` keeps what the caller heard
   (played at real-time speed); ``_event_stream`` and ``_event_queue`` carry the events out.
+- :func:`within_lead` paces an answer's audio to the caller's playback (the cascade and the app's call).
 - :class:`AnswerTrace` records each spoken answer as a ``strands_voice.answer`` OpenTelemetry span.
 """
 
@@ -20,6 +21,7 @@ from strands_voice.speech._options import (
     TransportFactory,
     VoiceOptions,
 )
+from strands_voice.speech._pacing import Sleep, Unplayed, within_lead
 from strands_voice.speech._response import Response
 from strands_voice.speech._tracing import ANSWER_SPAN, ERROR_EVENT, SENTENCE_EVENT, TRACER_NAME, AnswerTrace
 
@@ -36,6 +38,9 @@ __all__ = [
     "Mode",
     "Response",
     "ResponseSettings",
+    "Sleep",
     "TransportFactory",
+    "Unplayed",
     "VoiceOptions",
+    "within_lead",
 ]
