@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from strands_voice.listen import THRESHOLDS, asks, interrupts, is_backchannel, judge_turn, unfinished
-from strands_voice.listen._words import dictating
+from strands_voice.listen import THRESHOLDS, asks, dictating, judge_turn, unfinished
+from strands_voice.turns import interrupts, is_backchannel
 
 # What Whisper wrote for the endpoint's own voice cut ~0.1 s into a pause, and Smart Turn's p for that
 # audio: the sentences people break at a comma, and whole questions and statements.

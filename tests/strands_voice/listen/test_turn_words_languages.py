@@ -6,9 +6,8 @@ import logging
 
 import pytest
 
-from strands_voice.listen import asks, interrupts, is_backchannel, judge_turn, unfinished
-from strands_voice.listen._words import turn_words, words_of
-from strands_voice.turns import TurnSettings
+from strands_voice.listen import asks, judge_turn, turn_words, unfinished, words_of
+from strands_voice.turns import TurnSettings, interrupts, is_backchannel
 from strands_voice.turns._overlap import barges_in
 
 
