@@ -46,8 +46,16 @@ from strands_voice.cascade._answer import SpokenAnswer
 from strands_voice.cascade._answer_parts import AnswerParts, Marks
 from strands_voice.cascade._conversation import model_messages
 from strands_voice.cascade._turns import CascadeTurns
-from strands_voice.listen import ListenSettings, Recognizer, TurnModel, Vad, hearing_language_of
-from strands_voice.listen._listener import DEFAULT, _Default
+from strands_voice.listen import (
+    DEFAULT,
+    DefaultTurnModel,
+    ListenSettings,
+    Recognizer,
+    TurnModel,
+    Vad,
+    WhisperRecognizer,
+    hearing_language_of,
+)
 from strands_voice.speech import EventQueue, Response, ResponseSettings, TransportFactory, VoiceOptions
 from strands_voice.transports import CONNECT_TIMEOUT_S, transport_from_url
 from strands_voice.turns import TurnSettings
@@ -109,7 +117,7 @@ class VoiceCascade(BidiModel):
         recognizer: Recognizer | None = None,
         settings: ListenSettings | None = None,
         vad: Vad | None = None,
-        turn_model: TurnModel | _Default | None = DEFAULT,
+        turn_model: TurnModel | DefaultTurnModel | None = DEFAULT,
         turn_settings: TurnSettings | None = None,
         lead_s: float = 0.1,
     ) -> None:
@@ -123,8 +131,6 @@ class VoiceCascade(BidiModel):
         hears = hearing_language_of(voice.lang, voice.voice)
         self.listen_settings = settings or ListenSettings(language=hears)
         if recognizer is None:
-            from strands_voice.listen._whisper import WhisperRecognizer
-
             recognizer = WhisperRecognizer(language=self.listen_settings.language)
         self.recognizer = recognizer
         self._vad = vad

@@ -32,7 +32,7 @@ from strands_voice.listen._events import (
     TurnEnded,
     TurnTooLong,
 )
-from strands_voice.listen._listener import DEFAULT, Listener
+from strands_voice.listen._listener import DEFAULT, DefaultTurnModel, Listener
 from strands_voice.listen._pitch import final_fall, pitch_track
 from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
 from strands_voice.listen._settings import EndOfTurnMode, ListenSettings, hearing_language_of
@@ -53,6 +53,7 @@ from strands_voice.listen._words import (
 __all__ = [
     "DEFAULT",
     "THRESHOLDS",
+    "DefaultTurnModel",
     "EndOfTurn",
     "EndOfTurnMode",
     "EndedBy",

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from strands_voice.speech._event_queue import EventQueue
+from strands_voice.speech._event_stream import EventHub, EventStream
 from strands_voice.speech._options import (
     MODES,
     VOICE_OPTIONS_KEY,
@@ -20,13 +21,16 @@ from strands_voice.speech._options import (
     ResponseSettings,
     TransportFactory,
     VoiceOptions,
+    request_options,
 )
 from strands_voice.speech._pacing import Sleep, Unplayed, within_lead
 from strands_voice.speech._response import Response
+from strands_voice.speech._synthesis import CANCEL_TIMEOUT
 from strands_voice.speech._tracing import ANSWER_SPAN, ERROR_EVENT, SENTENCE_EVENT, TRACER_NAME, AnswerTrace
 
 __all__ = [
     "ANSWER_SPAN",
+    "CANCEL_TIMEOUT",
     "ERROR_EVENT",
     "MODES",
     "SENTENCE_EVENT",
@@ -34,7 +38,9 @@ __all__ = [
     "VOICE_OPTIONS_KEY",
     "AnswerTrace",
     "Chunker",
+    "EventHub",
     "EventQueue",
+    "EventStream",
     "Mode",
     "Response",
     "ResponseSettings",
@@ -42,5 +48,6 @@ __all__ = [
     "TransportFactory",
     "Unplayed",
     "VoiceOptions",
+    "request_options",
     "within_lead",
 ]
