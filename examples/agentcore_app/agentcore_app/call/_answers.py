@@ -46,6 +46,8 @@ logger = logging.getLogger(__name__)
 
 #: How far the answer's audio may run ahead of the caller's playback: enough for a network's jitter.
 AUDIO_LEAD_S: Final = 0.5
+#: The longest wait before the playback count is looked at again: whole chunks (often hundreds of ms) go
+#: out at once, so a coarser poll than the cascade's 40 ms slices need keeps the lead as well.
 _PACE_POLL_S: Final = 0.05
 
 #: The span of one turn of a call (its answer's spans are children).
