@@ -167,3 +167,86 @@ def test_endpoint_locked_dependencies_have_no_agent_framework() -> None:
     }
     assert "onnxruntime" in pinned, result.stdout  # the export is the endpoint's real set
     assert pinned & {"strands-agents", "boto3", "botocore", "bedrock-agentcore"} == set()
+
+
+#: Imports of another package's private module that must stay, each with why (none today: every name one
+#: subpackage needs of another is exported by that subpackage's ``__init__``).
+PRIVATE_REACH_INS_ALLOWED: dict[tuple[str, str], str] = {}
+
+
+def _private_owner(module: str) -> str | None:
+    """The package whose private part ``module`` names (``strands_voice.speech._response`` ->
+    ``strands_voice.speech``); None for a public module."""
+    parts = module.split(".")
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:index])
+    return None
+
+
+def private_reach_ins(path: Path, package: str, tree: Path) -> list[str]:
+    """The modules (or names) of another package's private part that ``path`` imports: a module may
+    import a private module (or a private name) of its own package, or of a package above it, and nothing
+    else private."""
+    home = ".".join((package, *path.relative_to(tree).parent.parts))
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            module = node.module
+            imported = [(f"{module}.{alias.name}", _owner_of(module, alias.name)) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            imported = [(alias.name, _private_owner(alias.name)) for alias in node.names]
+        else:
+            continue
+        found += [
+            name
+            for name, owner in imported
+            if name.split(".")[0] in PACKAGES and owner is not None and not f"{home}.".startswith(f"{owner}.")
+        ]
+    return found
+
+
+def _owner_of(module: str, name: str) -> str | None:
+    """The package whose private part ``from module import name`` takes (None: a public name). A private
+    name of a module is its package's (a sibling module may use it)."""
+    owner = _private_owner(module)
+    if owner is not None or not name.startswith("_"):
+        return owner
+    top, *rest = module.split(".")
+    is_package = top in PACKAGES and PACKAGES[top][0].joinpath(*rest, "__init__.py").exists()
+    return module if is_package else module.rpartition(".")[0]
+
+
+def test_the_reach_in_scan_tells_a_reach_in_from_a_home_import(tmp_path: Path) -> None:
+    tree = tmp_path / "strands_voice"
+    (tree / "agent").mkdir(parents=True)
+    module = tree / "agent" / "_handler.py"
+    module.write_text(
+        "from strands_voice.speech._response import Response\n"  # another subpackage's private module
+        "from strands_voice.speech import _helper\n"  # a private name of another subpackage
+        "import strands_voice.session._driver\n"
+        "from strands_voice.agent._workers import Workers\n"  # its own package
+        "from strands_voice._closing import close\n"  # the package above
+        "from strands_voice.speech import Response\n"  # a public name
+        "from strands_voice_protocol.aio.tasks import cancel_and_wait\n",
+        encoding="utf-8",
+    )
+    assert private_reach_ins(module, "strands_voice", tree) == [
+        "strands_voice.speech._response.Response",
+        "strands_voice.speech._helper",
+        "strands_voice.session._driver",
+    ]
+
+
+def test_no_module_reaches_into_another_packages_private_modules() -> None:
+    found = {
+        (str(path.relative_to(ROOT)), name)
+        for package, (tree, _allowed) in PACKAGES.items()
+        for path in sorted(tree.rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for name in private_reach_ins(path, package, tree)
+    }
+    unexplained = sorted(found - set(PRIVATE_REACH_INS_ALLOWED))
+    assert unexplained == [], f"import the subpackage's public name instead: {unexplained}"
+    stale = sorted(set(PRIVATE_REACH_INS_ALLOWED) - found)
+    assert stale == [], f"allowed reach-ins that are gone (drop them from the list): {stale}"

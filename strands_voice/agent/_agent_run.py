@@ -19,9 +19,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 
 from strands_voice.agent._callback_chain import joined
 from strands_voice.agent._workers import ActiveResponses
-from strands_voice.speech._event_queue import EventQueue
-from strands_voice.speech._response import Response
-from strands_voice.speech._synthesis import CANCEL_TIMEOUT
+from strands_voice.speech import CANCEL_TIMEOUT, EventQueue, Response
 
 if TYPE_CHECKING:
     from strands import Agent

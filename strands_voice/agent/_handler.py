@@ -69,20 +69,20 @@ from strands_voice.agent._agent_run import AgentRun, close_run, produce
 from strands_voice.agent._answer_memory import AnswerMemories
 from strands_voice.agent._live_controls import LiveControls
 from strands_voice.agent._workers import ActiveResponses
-from strands_voice.session._driver import SILENCE_TIMEOUT_S
-from strands_voice.speech._event_queue import EventQueue
-from strands_voice.speech._event_stream import EventHub, EventStream
-from strands_voice.speech._options import (
+from strands_voice.session import SILENCE_TIMEOUT_S
+from strands_voice.speech import (
     VOICE_OPTIONS_KEY,
     Chunker,
+    EventHub,
+    EventQueue,
+    EventStream,
+    Response,
     ResponseSettings,
     TransportFactory,
     VoiceOptions,
     request_options,
 )
-from strands_voice.speech._response import Response
-from strands_voice.transports._base import CONNECT_TIMEOUT_S
-from strands_voice.transports._url import transport_from_url
+from strands_voice.transports import CONNECT_TIMEOUT_S, transport_from_url
 
 if TYPE_CHECKING:
     from strands import Agent

@@ -17,7 +17,7 @@ from strands.plugins import Plugin
 
 from strands_voice.agent._callback_chain import joined
 from strands_voice.agent._handler import VoiceCallbackHandler
-from strands_voice.speech._options import VOICE_OPTIONS_KEY
+from strands_voice.speech import VOICE_OPTIONS_KEY
 
 if TYPE_CHECKING:
     from strands import Agent

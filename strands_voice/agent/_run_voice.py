@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from strands_voice_protocol.events import Event
 
 from strands_voice.agent._handler import VoiceCallbackHandler
-from strands_voice.speech._options import VoiceOptions
+from strands_voice.speech import VoiceOptions
 
 if TYPE_CHECKING:
     from strands import Agent

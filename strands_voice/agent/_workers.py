@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable
 
-from strands_voice.speech._response import Response
+from strands_voice.speech import Response
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,9 @@ The cascade is a ``BidiModel`` (and ``AudioCapable``: PCM16 mono in at 16 kHz, P
 made of three parts: a :class:`~strands_voice.listen.Listener` (Silero VAD, end of turn, a recognizer:
 offline faster-whisper by default), a Strands ``Model``, and the Kokoro endpoint spoken to through the
 library's one voice pipeline (:class:`~strands_voice.speech.Response`, see
-:mod:`strands_voice.cascade._answer`). ``BidiAgent(model=VoiceCascade(...), tools=[...])`` then runs with its
-own ``run(inputs=[...], outputs=[...])`` / ``send()`` / ``receive()``.
+:mod:`strands_voice.cascade._answer`, its model loop and its audio delivery).
+``BidiAgent(model=VoiceCascade(...), tools=[...])`` then runs with its own
+``run(inputs=[...], outputs=[...])`` / ``send()`` / ``receive()``.
 
 - The caller's audio (``AudioDelta``) feeds the listener; who speaks when is the one turn-taking core's
   (:mod:`strands_voice.turns`, through :mod:`strands_voice.cascade._turns`). A turn, once it ends (a
@@ -41,11 +42,20 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
-from strands_voice.cascade._answer import AnswerParts, Marks, SpokenAnswer
+from strands_voice.cascade._answer import SpokenAnswer
+from strands_voice.cascade._answer_parts import AnswerParts, Marks
 from strands_voice.cascade._conversation import model_messages
 from strands_voice.cascade._turns import CascadeTurns
-from strands_voice.listen import ListenSettings, Recognizer, TurnModel, Vad, hearing_language_of
-from strands_voice.listen._listener import DEFAULT, _Default
+from strands_voice.listen import (
+    DEFAULT,
+    DefaultTurnModel,
+    ListenSettings,
+    Recognizer,
+    TurnModel,
+    Vad,
+    WhisperRecognizer,
+    hearing_language_of,
+)
 from strands_voice.speech import EventQueue, Response, ResponseSettings, TransportFactory, VoiceOptions
 from strands_voice.transports import CONNECT_TIMEOUT_S, transport_from_url
 from strands_voice.turns import TurnSettings
@@ -107,7 +117,7 @@ class VoiceCascade(BidiModel):
         recognizer: Recognizer | None = None,
         settings: ListenSettings | None = None,
         vad: Vad | None = None,
-        turn_model: TurnModel | _Default | None = DEFAULT,
+        turn_model: TurnModel | DefaultTurnModel | None = DEFAULT,
         turn_settings: TurnSettings | None = None,
         lead_s: float = 0.1,
     ) -> None:
@@ -121,8 +131,6 @@ class VoiceCascade(BidiModel):
         hears = hearing_language_of(voice.lang, voice.voice)
         self.listen_settings = settings or ListenSettings(language=hears)
         if recognizer is None:
-            from strands_voice.listen._whisper import WhisperRecognizer
-
             recognizer = WhisperRecognizer(language=self.listen_settings.language)
         self.recognizer = recognizer
         self._vad = vad

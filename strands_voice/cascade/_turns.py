@@ -35,8 +35,17 @@ from strands.bidi.types.events import (
 )
 from strands_voice_protocol.aio.tasks import cancel_and_wait
 
-from strands_voice.listen import Listener, ListenSettings, Recognizer, Transcript, TurnEnded, TurnModel, Vad
-from strands_voice.listen._listener import DEFAULT, _Default
+from strands_voice.listen import (
+    DEFAULT,
+    DefaultTurnModel,
+    Listener,
+    ListenSettings,
+    Recognizer,
+    Transcript,
+    TurnEnded,
+    TurnModel,
+    Vad,
+)
 from strands_voice.turns import (
     AnswerEnded,
     AnswerSpeaking,
@@ -108,7 +117,7 @@ class CascadeTurns:
         host: Host,
         settings: ListenSettings,
         vad: Vad | None,
-        turn_model: TurnModel | _Default | None = DEFAULT,
+        turn_model: TurnModel | DefaultTurnModel | None = DEFAULT,
         turn_settings: TurnSettings | None = None,
     ) -> None:
         self._host = host

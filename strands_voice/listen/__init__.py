@@ -6,7 +6,8 @@ spoken call use: ``await listener.feed(pcm16)``, ``async for event in listener.e
 :class:`TurnEnded`, ...), ``await listener.aclose()``. Inside: the sans-I/O :class:`TurnDetector`
 (``_detector``), the VAD (``_vad``), the recognizers (``_recognizer``, ``_whisper``, ``_transcribe``), the
 turn-end model (``_turn_model``: Smart Turn v3.2) and the verdict that reads it with the words
-(``_end_of_turn``), and the word lists of each language (``_words``).
+(``_end_of_turn``), and the word lists of each language (``_words``: :func:`turn_words`, read by the
+end-of-turn verdict here and by the rules for words over an answer in :mod:`strands_voice.turns`).
 
 The heavy packages (onnxruntime, faster-whisper, the Transcribe SDK) load only when an engine is made;
 without them a :class:`~strands_voice_protocol.errors.MissingDependencyError` says
@@ -31,7 +32,7 @@ from strands_voice.listen._events import (
     TurnEnded,
     TurnTooLong,
 )
-from strands_voice.listen._listener import DEFAULT, Listener
+from strands_voice.listen._listener import DEFAULT, DefaultTurnModel, Listener
 from strands_voice.listen._pitch import final_fall, pitch_track
 from strands_voice.listen._recognizer import RecognitionStream, Recognized, Recognizer
 from strands_voice.listen._settings import EndOfTurnMode, ListenSettings, hearing_language_of
@@ -39,13 +40,22 @@ from strands_voice.listen._transcribe import TranscribeRecognizer
 from strands_voice.listen._turn_model import SmartTurn, TurnModel, default_turn_model
 from strands_voice.listen._vad import SileroVad, Vad
 from strands_voice.listen._whisper import WhisperRecognizer, whisper_model_dir
-from strands_voice.listen._words import asks, interrupts, is_backchannel, unfinished
+from strands_voice.listen._words import (
+    TurnWords,
+    asks,
+    backchannel_prompt,
+    dictating,
+    turn_words,
+    unfinished,
+    words_of,
+)
 
 __all__ = [
     "DEFAULT",
     "THRESHOLDS",
     "CallerPaused",
     "CallerResumed",
+    "DefaultTurnModel",
     "EndOfTurn",
     "EndOfTurnMode",
     "EndedBy",
@@ -69,17 +79,20 @@ __all__ = [
     "TurnEnded",
     "TurnModel",
     "TurnTooLong",
+    "TurnWords",
     "Vad",
     "Verdict",
     "WhisperRecognizer",
     "asks",
+    "backchannel_prompt",
     "default_turn_model",
+    "dictating",
     "final_fall",
     "hearing_language_of",
-    "interrupts",
-    "is_backchannel",
     "judge_turn",
     "pitch_track",
+    "turn_words",
     "unfinished",
     "whisper_model_dir",
+    "words_of",
 ]

@@ -7,7 +7,7 @@ from types import ModuleType
 
 from strands_voice_protocol.errors import MissingDependencyError
 
-from strands_voice.transports._aws import SmithySDK, load_smithy_sdk
+from strands_voice.transports import SmithySDK, load_smithy_sdk
 
 __all__ = ["INSTALL_HINT", "import_extra", "transcribe_sdk"]
 

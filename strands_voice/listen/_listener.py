@@ -46,7 +46,7 @@ from strands_voice.listen._turn_model import TurnModel, default_turn_model
 from strands_voice.listen._vad import SileroVad, Vad
 from strands_voice.listen._words import backchannel_prompt
 
-__all__ = ["DEFAULT", "Listener", "recognition_failed"]
+__all__ = ["DEFAULT", "DefaultTurnModel", "Listener", "recognition_failed"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +55,13 @@ _CLOSE_GRACE_S: Final = 5.0
 UNTRUSTED: Final = "the recognized words could not be trusted (a repetition loop, or more than was said)"
 
 
-class _Default:
-    """The default turn-end model (Smart Turn where installed), as an argument value."""
+class DefaultTurnModel:
+    """The type of :data:`DEFAULT`: the default turn-end model (Smart Turn where installed), as an
+    argument value."""
 
 
 #: ``turn_model=DEFAULT``: the installed turn-end model, or the silence timer without one.
-DEFAULT: Final = _Default()
+DEFAULT: Final = DefaultTurnModel()
 
 
 class Listener:
@@ -86,7 +87,7 @@ class Listener:
         *,
         vad: Vad | None = None,
         recognizer: Recognizer | None = None,
-        turn_model: TurnModel | _Default | None = DEFAULT,
+        turn_model: TurnModel | DefaultTurnModel | None = DEFAULT,
     ) -> None:
         self.settings = settings or ListenSettings()
         if recognizer is None:
@@ -99,7 +100,7 @@ class Listener:
             self.settings = _with_frame(self.settings, self._vad.frame_samples)
         if self.settings.end_of_turn == "silence":
             turn_model = None
-        self.turn_model = default_turn_model() if isinstance(turn_model, _Default) else turn_model
+        self.turn_model = default_turn_model() if isinstance(turn_model, DefaultTurnModel) else turn_model
         self._detector = TurnDetector(self.settings, judged_by_model=self.turn_model is not None)
         self.agent_speaking = False
         self._frame_bytes = self.settings.frame_samples * 2

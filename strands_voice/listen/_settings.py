@@ -36,9 +36,10 @@ class ListenSettings:
         max_turn_s: A turn ends (``TurnTooLong``) after this much audio, even if the caller goes on.
         language: The caller's language: Kokoro's letter (``j``), an ISO 639-1 code (``ja``) or a BCP-47
             tag (``ja-JP``). It picks the turn words (what leaves a sentence open, the backchannels, what
-            interrupts: :mod:`strands_voice.listen._words`; a language without lists is judged by the sound
-            alone) and the default recognizer's language. :class:`~strands_voice.cascade.VoiceCascade`
-            without settings hears the language of its voice (:func:`hearing_language_of`).
+            interrupts: :func:`~strands_voice.listen.turn_words`; a language without lists is judged by
+            the sound alone) and the default recognizer's language.
+            :class:`~strands_voice.cascade.VoiceCascade` without settings hears the language of its voice
+            (:func:`hearing_language_of`).
         pre_roll_s: Audio kept from before the first speech frame and given to the recognizer (onsets).
         speculative: Start the final recognition during a pause (discarded if speech resumes), so the
             text is ready when the turn ends (and the turn-end model can read the words).

@@ -25,15 +25,10 @@ from strands_voice_protocol.languages import hearing_language
 
 from strands_voice.listen._deps import transcribe_sdk
 from strands_voice.listen._recognizer import RecognitionStream, Recognized
-from strands_voice.transports._aws import (
-    BotocoreCredentials,
-    chain_credentials,
-    chain_region,
-    unmodeled_error,
-)
+from strands_voice.transports import BotocoreCredentials, chain_credentials, chain_region, unmodeled_error
 
 if TYPE_CHECKING:
-    from strands_voice.transports._aws import SmithySDK
+    from strands_voice.transports import SmithySDK
 
 __all__ = ["TranscribeRecognizer", "TranscriptSegments", "recognition_error"]
 

@@ -1,4 +1,5 @@
-"""What the caller's words say about taking turns, per language (sans-I/O).
+"""What the caller's words say about taking turns, per language (sans-I/O): the lists, and the words of
+the end of a turn.
 
 The word lists of every language live in one data file, ``turn_words.json``, keyed by language (ISO 639-1:
 ``en``, ``ja``, ``es``, ``fr``, ``it``, ``pt``, ``hi``, ``zh``) and then by list. A language is named by
@@ -9,16 +10,16 @@ guess from another's: its turns are judged by the sound alone, and the log says 
   "I would like to know", a number still being read; 「…て、」「…けど」「…ので」): the caller is pausing.
 - :func:`dictating`: the words stop on a number still being read (digits or a number word last).
 - :func:`asks`: the words end a question ("?", 「…ですか」「…の」「…よね」, 「…吗」).
-- :func:`is_backchannel`: the words are only a listener's feedback ("uh-huh", "right", はい、なるほど, 嗯,
-  "vale"): said over an answer they ask it to go on, not to stop.
-- :func:`interrupts`: the words hold one that stops a speaker however short the utterance ("stop",
-  "wait", 「ちょっと待って」, 「すみません」, "perdón"), or ask a question.
 - :func:`backchannel_prompt`: the recognizer's context while the agent speaks, so that a backchannel is
-  written as one (Whisper writes a mumbled "uh-huh" as "We're hard." without it).
+  written as one (Whisper writes a mumbled "uh-huh" as "We're hard." without it; the listener's, so here).
+- :func:`turn_words`: one language's lists (:class:`TurnWords`), the one loader of the data file; the
+  words said over an answer (a backchannel, an interruption) are judged beside the rules that act on them,
+  in :mod:`strands_voice.turns._overlap`, from these same lists.
 
 Japanese and Chinese are written without spaces: their lists are matched on characters (the end of the
 text, a phrase inside it), with the recognizer's punctuation (、。？！，) as the only boundaries, and
-their "words" (:func:`words_of`) are pairs of characters, about a word's length.
+their "words" (:func:`words_of`) are pairs of characters, about a word's length (joined again, the text
+as it is matched).
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ __all__ = [
     "asks",
     "backchannel_prompt",
     "dictating",
-    "interrupts",
-    "is_backchannel",
     "turn_words",
     "unfinished",
     "words_of",
@@ -55,7 +54,6 @@ _NUMBER_END: Final = re.compile(r"\d[\d\s,.-]*$")
 # Letters and digits of any script, with the combining marks of Devanagari and Latin accents.
 _LETTER: Final = r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0963\u0966-\u097f])"
 _WORD: Final = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*'?")
-_PHRASE_SPLIT: Final = re.compile(r"[.,!?;:\u3001\u3002\uff0c\uff01\uff1f\uff1b\uff1a\u2026\u00bf\u00a1]+")
 _QUESTION_MARK: Final = re.compile(r"[?\uff1f]\s*$")
 _END_MARKS: Final = "\u3002.!\uff01\u2026~\u301c\uff5e\u30fc\u3000 "
 # What is not a character of a word in an unspaced language (matching skips it).
@@ -149,11 +147,6 @@ def words_of(text: str, language: str = "en") -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _bare(text: str) -> str:
-    """An unspaced language's text as matched: lowercase, no spaces or punctuation."""
-    return _NOT_CJK_WORD.sub("", text.lower())
-
-
 def _ends_with(text: str, endings: Iterable[str]) -> bool:
     return any(text.endswith(ending) for ending in endings)
 
@@ -209,49 +202,6 @@ def asks(text: str, language: str = "en") -> bool:
         return _ends_with(stripped.rstrip(_END_MARKS), lists.question_endings)
     words = words_of(stripped, lists.code)
     return bool(words) and (words[0] in lists.question_starts or words[-1] in lists.question_endings)
-
-
-def is_backchannel(text: str, language: str = "en") -> bool:
-    """Whether ``text`` holds words and every phrase of it is a listener's feedback."""
-    lists = turn_words(language)
-    if lists is None:
-        return False
-    if not lists.spaced:
-        bare = [chars for phrase in _PHRASE_SPLIT.split(text) if (chars := _bare(phrase))]
-        return bool(bare) and all(_made_of(phrase, lists.backchannels) for phrase in bare)
-    backchannels = lists.backchannels
-    split = [words_of(phrase, lists.code) for phrase in _PHRASE_SPLIT.split(text)]
-    phrases = [words for words in split if words]
-    return bool(phrases) and all(
-        " ".join(words) in backchannels or all(word in backchannels for word in words) for words in phrases
-    )
-
-
-def _made_of(phrase: str, pieces: frozenset[str]) -> bool:
-    """Whether an unspaced phrase is backchannels one after another (「はいはい」, 「うんうん、なるほど」)."""
-    ends = {0}
-    for end in range(1, len(phrase) + 1):
-        if any(start in ends and phrase[start:end] in pieces for start in range(end)):
-            ends.add(end)
-    return len(phrase) in ends
-
-
-def interrupts(text: str, language: str = "en") -> bool:
-    """Whether ``text`` holds a word that stops a speaker however short the utterance, or asks a question."""
-    lists = turn_words(language)
-    if lists is None:
-        return False
-    if asks(text, lists.code):
-        return True
-    if not lists.spaced:
-        bare = _bare(text)
-        return any(phrase in bare for phrase in lists.interruptions)
-    words = words_of(text, lists.code)
-    parts = {part for word in words for part in word.split("-")}
-    joined = f" {' '.join(words)} "
-    return bool(parts & lists.interruptions) or any(
-        f" {phrase} " in joined for phrase in lists.interruptions if " " in phrase
-    )
 
 
 def backchannel_prompt(language: str = "en") -> str:

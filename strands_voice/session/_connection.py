@@ -9,7 +9,7 @@ from typing import Any
 
 from strands_voice_protocol.errors import TTSConnectionError, TTSError, TTSTimeoutError
 
-from strands_voice.transports._base import Frame, FrameTransport
+from strands_voice.transports import Frame, FrameTransport
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from strands_voice.session._core import SessionCore, closed_error
 from strands_voice.session._events import SessionEvent
 from strands_voice.session._requests import OwedRequest
 from strands_voice.session._retry import RetryPolicy
-from strands_voice.transports._base import CONNECT_TIMEOUT_S, FrameTransport
+from strands_voice.transports import CONNECT_TIMEOUT_S, FrameTransport
 
 __all__ = ["DEFAULT_RETRY", "SILENCE_TIMEOUT_S", "TTSSession"]
 

@@ -20,8 +20,8 @@ from strands_voice_protocol.chunker import IncrementalSentenceChunker
 from strands_voice_protocol.errors import ConfigurationError
 from strands_voice_protocol.limits import MAX_TEXT_CHARS
 
-from strands_voice.session._driver import SILENCE_TIMEOUT_S
-from strands_voice.transports._base import CONNECT_TIMEOUT_S, FrameTransport
+from strands_voice.session import SILENCE_TIMEOUT_S
+from strands_voice.transports import CONNECT_TIMEOUT_S, FrameTransport
 
 __all__ = [
     "MODES",

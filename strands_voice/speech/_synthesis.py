@@ -23,8 +23,7 @@ from strands_voice_protocol.audio import BYTES_PER_SECOND, create_encoder, forma
 from strands_voice_protocol.errors import TTSError
 from strands_voice_protocol.events import Event, EventBuilder
 
-from strands_voice.session._driver import TTSSession
-from strands_voice.session._events import (
+from strands_voice.session import (
     AudioChunk,
     RequestCancelled,
     RequestCompleted,
@@ -32,6 +31,7 @@ from strands_voice.session._events import (
     RequestRestarted,
     RequestStarted,
     SessionEvent,
+    TTSSession,
     WordsReceived,
 )
 from strands_voice.speech._options import ResponseSettings, VoiceOptions

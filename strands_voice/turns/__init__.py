@@ -13,7 +13,8 @@ typed turns, the Stop button and :class:`Tick`; its outputs are actions (:class:
 asks, each action handed to the front end in order.
 
 Inside: ``_core`` (the rules), ``_state`` (the answer's phases and every transition in one table),
-``_overlap`` (what words over an answer mean), ``_speculation`` (which words at a pause to answer early),
+``_overlap`` (what words over an answer mean: :func:`is_backchannel`, :func:`interrupts`,
+:func:`barges_in`), ``_speculation`` (which words at a pause to answer early),
 ``_inputs``, ``_actions``, ``_settings``.
 """
 
@@ -34,7 +35,7 @@ from strands_voice.turns._actions import (
 from strands_voice.turns._core import NOT_RECOGNIZED, TOO_LONG, TurnTaking
 from strands_voice.turns._inputs import AnswerEnded, AnswerSpeaking, StopPressed, Tick, TurnInput, Typed
 from strands_voice.turns._loop import TurnLoop
-from strands_voice.turns._overlap import barges_in
+from strands_voice.turns._overlap import barges_in, interrupts, is_backchannel
 from strands_voice.turns._settings import TurnSettings
 from strands_voice.turns._state import Phase
 
@@ -62,4 +63,6 @@ __all__ = [
     "TurnTaking",
     "Typed",
     "barges_in",
+    "interrupts",
+    "is_backchannel",
 ]

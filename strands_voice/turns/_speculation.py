@@ -8,8 +8,7 @@ words must be the same words (case and punctuation aside) for the held answer to
 
 from __future__ import annotations
 
-from strands_voice.listen import unfinished
-from strands_voice.listen._words import words_of
+from strands_voice.listen import unfinished, words_of
 
 __all__ = ["looks_finished", "same_words"]
 

@@ -22,7 +22,7 @@ from optional_groups import require
 from support.call import Caller
 from support.spoken import espeak_16k, silence, speak_16k
 
-from strands_voice.listen import is_backchannel
+from strands_voice.turns import is_backchannel
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -8,7 +8,8 @@ import re
 from strands_voice_tools.bench.call_script import ANSWERS
 from strands_voice_tools.bench.turn_set import TURN_TEXTS, _joined
 
-from strands_voice.listen import asks, is_backchannel, unfinished
+from strands_voice.listen import asks, unfinished
+from strands_voice.turns import is_backchannel
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
 

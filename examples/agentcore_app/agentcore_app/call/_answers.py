@@ -33,7 +33,7 @@ from strands_voice_protocol.aio.tasks import cancel_and_wait
 from strands_voice_protocol.events import Event
 
 from strands_voice.agent import VoiceCallbackHandler
-from strands_voice.speech import VoiceOptions
+from strands_voice.speech import VoiceOptions, within_lead
 
 from ..answering import Answering
 from ..payload import VoiceRequest
@@ -46,6 +46,8 @@ logger = logging.getLogger(__name__)
 
 #: How far the answer's audio may run ahead of the caller's playback: enough for a network's jitter.
 AUDIO_LEAD_S: Final = 0.5
+#: The longest wait before the playback count is looked at again: whole chunks (often hundreds of ms) go
+#: out at once, so a coarser poll than the cascade's 40 ms slices need keeps the lead as well.
 _PACE_POLL_S: Final = 0.05
 
 #: The span of one turn of a call (its answer's spans are children).
@@ -208,12 +210,14 @@ async def _within_lead(voice: VoiceCallbackHandler) -> None:
     """Wait until the caller's playback (as the answer counts it: from its first audio, paused time not
     counted) is within :data:`AUDIO_LEAD_S` of the audio sent. Audio sent far ahead would still play after
     a pause or a barge-in reached the server, and the answer would end for the server (no longer paused
-    by the caller's voice) seconds before the caller stopped hearing it."""
-    while (unplayed_ms := voice.unplayed_ms()) is not None:
-        ahead_s = unplayed_ms / 1000.0 - AUDIO_LEAD_S
-        if ahead_s <= 0:
-            return
-        await asyncio.sleep(min(ahead_s, _PACE_POLL_S))
+    by the caller's voice) seconds before the caller stopped hearing it. The lead is longer than the
+    cascade's: whole chunks go over a network to the caller's player, so it covers a network's jitter."""
+
+    def unplayed_s() -> float | None:
+        unplayed_ms = voice.unplayed_ms()
+        return None if unplayed_ms is None else unplayed_ms / 1000.0
+
+    await within_lead(unplayed_s, lead_s=AUDIO_LEAD_S, poll_s=_PACE_POLL_S)
 
 
 def _voice_to_voice(timing: TurnTiming | None, first_audio: float | None) -> float | None:
