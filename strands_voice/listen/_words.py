@@ -79,6 +79,8 @@ class TurnWords:
         question_starts: First words of a question (Hindi's 「क्या」).
         backchannel_prompt: The recognizer's context while the agent speaks.
         number_words: Number words that, said last, mean a number is still being read.
+        longest_backchannel_s: How long this language's longest common backchannel lasts when said
+            without a pause (0: no longer than the turn settings' ``overlap_speech_s`` allows).
     """
 
     code: str
@@ -92,6 +94,7 @@ class TurnWords:
     question_starts: frozenset[str]
     backchannel_prompt: str
     number_words: frozenset[str] = frozenset()
+    longest_backchannel_s: float = 0.0
 
 
 def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
@@ -111,6 +114,7 @@ def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
         question_starts=frozenset(lists.get("question_starts", ())),
         backchannel_prompt=lists.get("backchannel_prompt", ""),
         number_words=frozenset(lists.get("number_words", ())),
+        longest_backchannel_s=float(lists.get("longest_backchannel_s", 0.0)),
     )
 
 

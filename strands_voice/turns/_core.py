@@ -12,7 +12,7 @@ The rules, as a person on the phone keeps them:
   answered as one question.
 - The caller's first sound over an answer holds it at once (``PauseAnswer``); then:
   real words (a question, "stop", a sentence, or a short utterance the recognizer is sure of) or speech
-  that goes on past ``overlap_speech_s`` barge in (``InterruptAnswer``: the agent keeps what was heard,
+  that goes on past ``overlap_speech_s`` (longer in a language whose backchannels are) barge in (``InterruptAnswer``: the agent keeps what was heard,
   and the new turn is answered); a backchannel ("uh-huh", "right"), a noise, or silence for
   ``resume_after_silence_s`` let the answer go on (``ResumeAnswer``). Nothing is held past
   ``decide_within_s``.
@@ -54,7 +54,7 @@ from strands_voice.turns._actions import (
     TurnAction,
 )
 from strands_voice.turns._inputs import AnswerEnded, AnswerSpeaking, StopPressed, Tick, TurnInput, Typed
-from strands_voice.turns._overlap import barges_in, sure_before_the_end
+from strands_voice.turns._overlap import barges_in, long_speech_s, sure_before_the_end
 from strands_voice.turns._settings import TurnSettings
 from strands_voice.turns._speculation import looks_finished, same_words
 from strands_voice.turns._state import Move, Phase, next_phase
@@ -101,6 +101,7 @@ class TurnTaking:
 
     def __init__(self, settings: TurnSettings | None = None) -> None:
         self.settings = settings or TurnSettings()
+        self._long_speech_s = long_speech_s(self.settings)
         self.phase = Phase.IDLE
         self.wakeup: float | None = None
         self._answer: _Answer | None = None
@@ -313,7 +314,7 @@ class TurnTaking:
             return []
         caller, settings = self._caller, self.settings
         # The same sums as _next_wakeup: a tick at its wakeup is on time.
-        if caller.sounding and caller.in_turn and now >= held_at + settings.overlap_speech_s:
+        if caller.sounding and caller.in_turn and now >= held_at + self._long_speech_s:
             return self._stop()  # no backchannel goes on this long
         if not caller.sounding and now >= caller.silent_since + settings.resume_after_silence_s:
             return self._go_on()
@@ -328,7 +329,7 @@ class TurnTaking:
         settings = self.settings
         due = [held_at + settings.decide_within_s]  # every due time here is one _tick acts on
         if self._caller.sounding and self._caller.in_turn:
-            due.append(held_at + settings.overlap_speech_s)
+            due.append(held_at + self._long_speech_s)
         elif not self._caller.sounding:
             due.append(self._caller.silent_since + settings.resume_after_silence_s)
         return min(due)

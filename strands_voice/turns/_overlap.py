@@ -20,7 +20,7 @@ from typing import Final
 from strands_voice.listen import asks, turn_words, words_of
 from strands_voice.turns._settings import TurnSettings
 
-__all__ = ["barges_in", "interrupts", "is_backchannel", "sure_before_the_end"]
+__all__ = ["barges_in", "interrupts", "is_backchannel", "long_speech_s", "sure_before_the_end"]
 
 _PHRASE_SPLIT: Final = re.compile(r"[.,!?;:\u3001\u3002\uff0c\uff01\uff1f\uff1b\uff1a\u2026\u00bf\u00a1]+")
 
@@ -39,6 +39,15 @@ def barges_in(text: str, confidence: float | None, settings: TurnSettings) -> bo
     if interrupts(text, settings.language) or len(words) >= settings.sentence_words:
         return True
     return confidence is None or confidence >= settings.min_confidence
+
+
+def long_speech_s(settings: TurnSettings) -> float:
+    """How long speech over an answer lasts without a pause before it barges in, words unknown: the
+    settings' ``overlap_speech_s``, or longer where the language's backchannels are (「そうですね」 said
+    slowly runs past 0.8 s; "uh-huh" never does)."""
+    lists = turn_words(settings.language)
+    longest = lists.longest_backchannel_s if lists is not None else 0.0
+    return max(settings.overlap_speech_s, longest)
 
 
 def sure_before_the_end(text: str, settings: TurnSettings) -> bool:

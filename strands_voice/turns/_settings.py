@@ -15,7 +15,8 @@ class TurnSettings:
 
     Attributes:
         overlap_speech_s: Speech over an answer that lasts this long without a pause is a barge-in (no
-            backchannel is that long), before its words are known.
+            backchannel is that long), before its words are known. A language whose backchannels run
+            longer waits for its own (``longest_backchannel_s`` in ``turn_words.json``: Japanese 1.3 s).
         resume_after_silence_s: A held answer goes on once the caller has been silent this long without
             real words (a cough, a breath, an "mm" the recognizer made nothing of).
         decide_within_s: A held answer is decided at the latest this long after the caller's first sound:
