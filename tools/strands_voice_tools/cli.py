@@ -80,6 +80,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _stacks_on_signal() -> None:
+    """`kill -USR1 <pid>` prints every thread's stack to the process's stderr: how a hung conversation is
+    read. Where there is no such signal or no real stderr (Windows, a host that replaced it), nothing."""
+    user_signal = getattr(signal, "SIGUSR1", None)
+    if user_signal is None or sys.__stderr__ is None:
+        return
+    try:
+        faulthandler.register(user_signal, file=sys.__stderr__, all_threads=True)
+    except (OSError, ValueError):  # a stderr without a file descriptor
+        logging.getLogger(__name__).debug("no thread stacks on SIGUSR1: stderr has no file descriptor")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``strands-voice`` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -89,8 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(error)
         return 2
     args = parser.parse_args(args_list)
-    # `kill -USR1 <pid>` prints every thread's stack to stderr: how a hung conversation is read.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _stacks_on_signal()
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
