@@ -10,11 +10,11 @@ The rules, as a person on the phone keeps them:
 - A caller's turn is answered once it ends (the listener judges the end: a pause mid-sentence is not
   one). A turn that begins before the answer to the last one is heard drops that answer, and the two are
   answered as one question.
-- The caller's first sound over an answer holds it at once (``PauseAnswer``); then:
-  real words (a question, "stop", a sentence, or a short utterance the recognizer is sure of) or speech
-  that goes on past ``overlap_speech_s`` (longer in a language whose backchannels are) barge in (``InterruptAnswer``: the agent keeps what was heard,
-  and the new turn is answered); a backchannel ("uh-huh", "right"), a noise, or silence for
-  ``resume_after_silence_s`` let the answer go on (``ResumeAnswer``). Nothing is held past
+- The caller's first sound over an answer holds it at once (``PauseAnswer``); then: real words (a question,
+  "stop", a sentence, or a short utterance the recognizer is sure of) or speech that goes on past
+  ``overlap_speech_s`` (longer in a language whose backchannels are) barge in (``InterruptAnswer``: the
+  agent keeps what was heard, and the new turn is answered); a backchannel ("uh-huh", "right"), a noise, or
+  silence for ``resume_after_silence_s`` let the answer go on (``ResumeAnswer``). Nothing is held past
   ``decide_within_s``.
 - A typed turn is answered at once (it barges in on an answer); the Stop button barges in.
 - Speculation (``TurnSettings.speculate``): the caller's words at a pause, while no answer is out, that
@@ -101,7 +101,6 @@ class TurnTaking:
 
     def __init__(self, settings: TurnSettings | None = None) -> None:
         self.settings = settings or TurnSettings()
-        self._long_speech_s = long_speech_s(self.settings)
         self.phase = Phase.IDLE
         self.wakeup: float | None = None
         self._answer: _Answer | None = None
@@ -314,7 +313,7 @@ class TurnTaking:
             return []
         caller, settings = self._caller, self.settings
         # The same sums as _next_wakeup: a tick at its wakeup is on time.
-        if caller.sounding and caller.in_turn and now >= held_at + self._long_speech_s:
+        if caller.sounding and caller.in_turn and now >= held_at + long_speech_s(settings):
             return self._stop()  # no backchannel goes on this long
         if not caller.sounding and now >= caller.silent_since + settings.resume_after_silence_s:
             return self._go_on()
@@ -329,7 +328,7 @@ class TurnTaking:
         settings = self.settings
         due = [held_at + settings.decide_within_s]  # every due time here is one _tick acts on
         if self._caller.sounding and self._caller.in_turn:
-            due.append(held_at + self._long_speech_s)
+            due.append(held_at + long_speech_s(settings))
         elif not self._caller.sounding:
             due.append(self._caller.silent_since + settings.resume_after_silence_s)
         return min(due)

@@ -167,7 +167,8 @@ def test_a_backchannel_heard_before_its_end_does_not_barge_in(language: str, ear
 
 def test_a_japanese_aizuchi_may_run_longer_before_speech_barges_in() -> None:
     # 「そうですね」「なるほどですね」 last 0.8-1.1 s said by the endpoint's voices; "uh-huh" half that.
-    core = TurnTaking(TurnSettings(language="j"))
+    core = TurnTaking()
+    core.settings = TurnSettings(language="j")  # as a call sets it once its start names the language
     drive(core, [*said(0.0, "料金はいくらですか？", end=1.5), (3.0, AnswerSpeaking("answer-1"))])
     drive(core, [(10.0, SpeechOnset(10.0)), (10.2, SpeechStarted(10.0))])
     assert core.wakeup == pytest.approx(11.3)  # turn_words.json: the longest Japanese backchannel
