@@ -51,14 +51,13 @@ def long_speech_s(settings: TurnSettings) -> float:
 
 
 def sure_before_the_end(text: str, settings: TurnSettings) -> bool:
-    """Whether words over an answer, heard at a pause before the caller's utterance ended, barge in now.
+    """Whether words that barge in (:func:`barges_in`), heard at a pause before the caller's utterance
+    ended, do so now.
 
     A word that stops a speaker, a question, or a sentence does. Any other short utterance waits for its
     final words (the answer stays held meanwhile): it may be a backchannel not yet finished (「そうです」
     before its 「ね」, "yeah I" before "see").
     """
-    if not barges_in(text, None, settings):
-        return False
     sentence = len(words_of(text, settings.language)) >= settings.sentence_words
     return sentence or interrupts(text, settings.language)
 
