@@ -186,21 +186,18 @@ class Listener:
     async def _verdict(
         self, pause: int, stream: RecognitionStream | None, audio: np.ndarray[Any, Any]
     ) -> None:
-        model = self.turn_model
-        judging = asyncio.create_task(asyncio.to_thread(_sound, model, audio)) if model else None
         words: Recognized | None = None
-        try:
-            if stream is not None:
-                with contextlib.suppress(Exception):  # the stream's own failure is reported by finish()
-                    words = await stream.words_so_far()
-            if words is not None and self._detector.pause == pause:
-                self._partial(words.text, words.confidence)
-            if judging is None:
-                return
-            p_audio, fall = await judging
-        finally:
-            if judging is not None and not judging.done():
-                judging.cancel()
+        if stream is not None:
+            with contextlib.suppress(Exception):  # the stream's own failure is reported by finish()
+                words = await stream.words_so_far()
+        if words is not None and self._detector.pause == pause:
+            self._partial(words.text, words.confidence)
+        model = self.turn_model
+        if model is None or self._detector.pause != pause:
+            return
+        # The sound is judged after the words, not beside them: on a small machine the two would share its
+        # cores, and the words come first (a speculative answer starts from them).
+        p_audio, fall = await asyncio.to_thread(_sound, model, audio)
         text = words.text if words is not None and words.trusted else None
         verdict = judge_turn(p_audio, text, self.settings.language, fall=fall)
         logger.debug(

@@ -6,8 +6,23 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ctrl_c"]
+__all__ = ["ctrl_c", "start_interruptible"]
+
+
+def start_interruptible(command: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
+    """Start ``command`` with Ctrl-C at its default, as at a terminal.
+
+    A shell's background job (``./.ci/run &``, a job runner without job control) starts with SIGINT ignored,
+    and every process it starts inherits that: Python then installs no Ctrl-C handler, and :func:`ctrl_c`
+    would wait on a command that never heard it.
+    """
+    return subprocess.Popen(command, preexec_fn=_default_ctrl_c, **popen_kwargs)
+
+
+def _default_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def ctrl_c(process: subprocess.Popen[bytes], stderr: Path, within_s: float = 60.0) -> int:

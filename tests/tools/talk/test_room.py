@@ -25,7 +25,7 @@ import pytest
 from kokoro_endpoint.serving.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
-from support.processes import ctrl_c
+from support.processes import ctrl_c, start_interruptible
 from support.pulse import null_sink_server, say_into
 
 pytestmark = pytest.mark.timeout(280)
@@ -59,7 +59,7 @@ def test_talk_hears_one_question_and_answers_it_through_the_room(
     out, err = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with null_sink_server() as room, out.open("wb") as stdout, err.open("wb") as stderr:
         env = {**os.environ, "PULSE_SERVER": room.address, "HF_HUB_OFFLINE": "1"}
-        talk = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+        talk = start_interruptible(command, stdout=stdout, stderr=stderr, env=env)
         try:
             _wait_for(err, "status: listening", talk, timeout_s=120)  # the microphone records
             say_into(room, float32_to_pcm16(spoken)).wait(30)

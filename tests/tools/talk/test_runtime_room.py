@@ -21,7 +21,7 @@ import pytest
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
 from support.agentcore_stand_in import ACCESS_KEY, SECRET_KEY, stand_in_thread
-from support.processes import ctrl_c
+from support.processes import ctrl_c, start_interruptible
 from support.pulse import null_sink_server, say_into
 from support.runtime_app import ARN, spoken_runtime_app
 
@@ -70,7 +70,7 @@ def test_talk_with_the_runtime_through_the_room(spoken_app: str, onnx_engine: An
             "AWS_CONFIG_FILE": "/nonexistent",
             "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE": stand_in.endpoint_url,
         }
-        talk = subprocess.Popen(command, stdout=stdout, stderr=stderr, env=env)
+        talk = start_interruptible(command, stdout=stdout, stderr=stderr, env=env)
         try:
             _wait_for(err, "status: listening", talk, timeout_s=120)  # connected; the microphone records
             say_into(room, float32_to_pcm16(spoken)).wait(30)
