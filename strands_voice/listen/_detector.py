@@ -118,6 +118,12 @@ class TurnDetector:
         self._p: float | None = None  # the model's probability for the current pause
         self._verdict_limit: int | None = None  # the silence the current pause's verdict ends the turn at
 
+    @property
+    def last_speech_end(self) -> int:
+        """The end of the turn's last frame that was not silence, in samples (a pause's silence counts from
+        here; a frame the VAD is unsure of moves it)."""
+        return self._last_speech_end
+
     def _seconds(self, samples: int) -> float:
         return samples / self._rate
 

@@ -6,7 +6,8 @@ sans-I/O :class:`~strands_voice.listen._detector.TurnDetector`, whose events com
 recognition stream opened when the turn starts. At each pause the detector asks for a judgment: the
 listener starts the speculative recognition and, with a turn-end model, runs it on the turn's audio in a
 tracked task (feeding never waits for it), then hands the verdict (:func:`judge_turn`: audio and words)
-back to the detector. The final recognition of a turn runs in a tracked task too.
+back to the detector. The final recognition of a turn runs in a tracked task too; it is the pause's when
+nothing but silence followed the pause's recognition (frames the VAD was unsure of are heard again).
 
 A recognizer that fails (it cannot open a stream, a stream breaks, the final recognition raises) costs
 that turn only: a :class:`~strands_voice.listen.RecognitionFailed` takes its final transcript's place, in
@@ -112,6 +113,7 @@ class Listener:
         self._onset: list[bytes] = []  # frames since the onset (a turn once min_speech_s of them count)
         self._turn_audio = bytearray()  # the turn's audio so far (what the turn-end model hears)
         self._last_partial = ""
+        self._recognized_to = -1  # the speculative recognition's audio ends here (detector samples)
         self._stream: RecognitionStream | None = None
         self._queue: asyncio.Queue[ListenEvent | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -152,13 +154,17 @@ class Listener:
         if isinstance(event, SpeechStarted):
             await self._turn_started()
         elif isinstance(event, TurnEnded):
+            if self._stream is not None and self._detector.last_speech_end != self._recognized_to:
+                # Frames the VAD was unsure of came after the pause was recognized (a quiet last word): the
+                # final recognition hears them.
+                await self._guarded(self._stream.resume())
             self._turn_ended(event.end_of_turn)
         elif isinstance(event, CallerResumed) and self._stream is not None and self.settings.speculative:
             await self._guarded(self._stream.resume())
 
     async def _turn_started(self) -> None:
         onset, self._onset = b"".join(self._onset), []
-        self._turn_audio, self._last_partial = bytearray(onset), ""
+        self._turn_audio, self._last_partial, self._recognized_to = bytearray(onset), "", -1
         prompt = backchannel_prompt(self.settings.language) if self.agent_speaking else None
         try:
             self._stream = await self.recognizer.open(prompt)
@@ -174,9 +180,15 @@ class Listener:
             self._in_turn_order(_finish(stream, end_of_turn))
 
     async def _judge_pause(self, pause: int) -> None:
-        """Start the speculative recognition, and judge the pause off the loop (the model and the words)."""
+        """Start the speculative recognition, and judge the pause off the loop (the words, then the model).
+
+        The recognition starts here, not at the pause's first silent frame: the quiet end of the last word
+        is in the frames after it (without them Whisper heard 「雨が降っていて、」 as 「アメガフード」, which
+        looks finished).
+        """
         stream = self._stream
         if stream is not None and self.settings.speculative:
+            self._recognized_to = self._detector.last_speech_end
             await self._guarded(stream.pause())
         if self.turn_model is None and stream is None:
             return

@@ -91,7 +91,13 @@ def test_bench_quick_run_writes_sane_figures(tmp_path: Path, capsys: pytest.Capt
 
     levels = results["concurrency"]["levels"]
     assert set(levels) == {"1", "2"}
-    for level in levels.values():
+    for name, level in levels.items():
+        # A second listener may be refused: admission asks whether the engine's measured load feeds two in
+        # real time, and a 2-core machine is near that line. The refusal is then the bench's finding for
+        # this level (one listener alone is never refused).
+        if name == "2" and level["error"] is not None:
+            assert level["error"].startswith("busy: The endpoint cannot keep one more listener fed"), level
+            continue
         assert level["error"] is None
         assert level["samples"] == level["sessions"]
         assert _positive(level["p50_ms"]) and level["p95_ms"] >= level["p50_ms"]
