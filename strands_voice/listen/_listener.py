@@ -154,7 +154,11 @@ class Listener:
         if isinstance(event, SpeechStarted):
             await self._turn_started()
         elif isinstance(event, TurnEnded):
-            if self._stream is not None and self._detector.last_speech_end != self._recognized_to:
+            if (
+                self._stream is not None
+                and self.settings.speculative
+                and self._detector.last_speech_end != self._recognized_to
+            ):
                 # Frames the VAD was unsure of came after the pause was recognized (a quiet last word): the
                 # final recognition hears them.
                 await self._guarded(self._stream.resume())
@@ -183,8 +187,7 @@ class Listener:
         """Start the speculative recognition, and judge the pause off the loop (the words, then the model).
 
         The recognition starts here, not at the pause's first silent frame: the quiet end of the last word
-        is in the frames after it (without them Whisper heard 「雨が降っていて、」 as 「アメガフード」, which
-        looks finished).
+        is in the frames after it (``ListenSettings.speculate_after_s``).
         """
         stream = self._stream
         if stream is not None and self.settings.speculative:
