@@ -129,10 +129,29 @@ def test_a_japanese_caller_is_heard_in_japanese(japanese_app: Any, onnx_engine: 
     (interrupted,) = caller.of("interrupted")
     heard_text = interrupted["heard_text"]
     assert heard_text and _KANA.search(heard_text) and " " not in heard_text, heard_text
-    # Every user turn the model received is Japanese, and no aizuchi was taken for one.
-    asked = [request.last_user_text for request in log.requests]
-    assert len(asked) == 2 + len(PAUSED), f"{asked}\n{caller.story()}"
-    assert all(_KANA.search(text) for text in asked), asked
+    _assert_the_model_answered_each_turn(log, finals, caller)
+
+
+def _assert_the_model_answered_each_turn(log: Any, finals: list[str], caller: Caller) -> None:
+    """Each turn was asked of the model once and spoken once, and no aizuchi was taken for one.
+
+    A pause whose words look finished may also ask for a speculative answer, held back; the caller went
+    on, so it was dropped: never heard, never kept in the conversation. Whether Whisper's reading of the
+    words before a pause looks finished differs between CPUs (AVX2 or AVX-512 kernels), so such requests
+    may be there or not; what they may be is checked instead."""
+    from strands_voice_tools.openai_stand_in import strands_messages
+
+    asked = log.questions
+    print(f"asked: {asked}")
+    story = f"{asked}\n{caller.story()}"
+    assert [text for text in asked if text in finals] == finals, story
+    dropped = [text for text in asked if text not in finals]
+    assert len(dropped) <= len(PAUSED), story  # at most one per pause
+    assert all(_KANA.search(text) and not is_backchannel(text, "j") for text in dropped), story
+    assert len(caller.of("agent_start")) == len(finals), story
+    history = strands_messages(log.requests[-1].body["messages"])
+    remembered = [str(message["content"][0]["text"]) for message in history if message["role"] == "user"]
+    assert remembered == finals, f"{remembered}\n{story}"
 
 
 def test_a_spanish_caller_is_heard_in_spanish(japanese_app: Any) -> None:
