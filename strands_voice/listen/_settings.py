@@ -46,7 +46,8 @@ class ListenSettings:
         speculate_after_s: The silence after which a pause is judged: the speculative recognition starts,
             then the turn-end model runs. Sooner, the last word is recognized without its quiet end:
             at 32 ms Whisper heard 「雨が降っていて、」 as 「アメガフード」, which looks finished, and a
-            speculative answer was asked for, then dropped.
+            speculative answer was asked for, then dropped (at 64 ms it still may, with some CPUs'
+            kernels: Whisper's reading of a cut-off word differs between them).
     """
 
     sample_rate: int = 16000
