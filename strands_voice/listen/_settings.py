@@ -47,7 +47,7 @@ class ListenSettings:
             then the turn-end model runs. Sooner, the last word is recognized without its quiet end:
             at 32 ms Whisper heard 「雨が降っていて、」 as 「アメガフード」, which looks finished, and a
             speculative answer was asked for, then dropped (at 64 ms it still may, with some CPUs'
-            kernels: Whisper's reading of a cut-off word differs between them).
+            kernels and now and then between runs: Whisper's reading of a cut-off word is not stable).
     """
 
     sample_rate: int = 16000

@@ -137,8 +137,9 @@ def _assert_the_model_answered_each_turn(log: Any, finals: list[str], caller: Ca
 
     A pause whose words look finished may also ask for a speculative answer, held back; the caller went
     on, so it was dropped: never heard, never kept in the conversation. Whether Whisper's reading of the
-    words before a pause looks finished differs between CPUs (AVX2 or AVX-512 kernels), so such requests
-    may be there or not; what they may be is checked instead."""
+    words before a pause looks finished differs between CPUs (AVX2 or AVX-512 kernels, MKL or not) and now
+    and then between runs on one, so such requests may be there or not; what they may be is checked
+    instead."""
     from strands_voice_tools.openai_stand_in import strands_messages
 
     asked = log.questions
