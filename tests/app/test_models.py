@@ -126,6 +126,7 @@ def test_app_models_missing_extra_says_what_to_install(
     # environment has it, so the test always runs.
     monkeypatch.setitem(sys.modules, module, None)
     monkeypatch.delitem(sys.modules, f"strands.models.{provider}", raising=False)
+    monkeypatch.delitem(sys.modules, "agentcore_app.kept_client", raising=False)  # it imports openai
     with pytest.raises(MissingDependencyError, match=rf"strands-agents\[{provider}\]"):
         create_model(f"{provider}:some-model")
 

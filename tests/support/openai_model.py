@@ -2,9 +2,10 @@
 
 :func:`served_openai_model` serves a :class:`~agentcore_app.scripted.ScriptedModel` as a local
 OpenAI-compatible streaming server (:mod:`strands_voice_tools.openai_stand_in`) and gives the
-``OpenAIModel`` that talks to it, with the server's request log. Unlike a ``Model`` in the same process,
-that model never sees the agent's cancel signal: its tokens come over HTTP, from a stream its client
-library owns.
+``OpenAIModel`` that talks to it, with the server's request log; :func:`served_openai_spec` names it by the
+app's model spec instead (the app makes its own model, whose client stays open between requests). Unlike a
+``Model`` in the same process, that model never sees the agent's cancel signal: its tokens come over HTTP,
+from a stream its client library owns.
 
 :class:`PausingModel` answers the first question with :data:`FIRST`, then :data:`THEN`, then pauses, as a
 real model does while it thinks, writes a tool call's arguments (which ``OpenAIModel`` gathers without
@@ -18,10 +19,12 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 import threading
 import time
 from collections.abc import AsyncIterable, Iterator
 from typing import Any, Final
+from unittest import mock
 
 from agentcore_app.scripted import ScriptedModel, ScriptedModelConfig
 from strands.models.openai import OpenAIModel
@@ -39,6 +42,8 @@ TAIL: Final = "the rest of the answer, much later."
 SECOND: Final = "And this second sentence is never heard by the caller."
 #: The answer to every later question.
 SHORT: Final = "Okay."
+#: The stand-in takes any key.
+NOT_A_KEY: Final = "not-a-key"
 #: Seconds a pause lasts at most (a hang guard: far longer than any test waits).
 PAUSE_GUARD_S: Final = 120.0
 
@@ -98,7 +103,8 @@ STATES: Final = [PAUSED, WRITTEN]
 
 @contextlib.contextmanager
 def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, StandInLog]]:
-    """The example app on a free port, its agent on ``OpenAIModel``; its base URL and the model's log.
+    """The example app on a free port, its agent on the app's own ``OpenAIModel`` (from its spec); its base
+    URL and the model's log.
 
     The model is a :class:`PausingModel` (``PAUSED``) or a :class:`WritingModel` (``WRITTEN``); the
     in-memory TTS endpoint holds every answer's second sentence until the app stops; nothing is stored.
@@ -115,11 +121,11 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
 
     model = PausingModel() if state == PAUSED else WritingModel()
     release = threading.Event()
-    with served_openai_model(model) as (openai, log):
+    with served_openai_spec(model) as (spec, log):
         try:
             app = create_app(
                 tts_url="ws://127.0.0.1:9",
-                model=openai,
+                model=spec,
                 conversation_store=ConversationStore(kind="none"),
                 transport_factory=functools.partial(InstantTTS, answer_first=1, release=release),
                 **settings,
@@ -136,9 +142,24 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
 @contextlib.contextmanager
 def served_openai_model(model: ScriptedModel) -> Iterator[tuple[OpenAIModel, StandInLog]]:
     """``OpenAIModel`` talking to ``model`` served as an OpenAI-compatible server; the server's log."""
+    with _served(model) as (base_url, log):
+        client_args = {"base_url": base_url, "api_key": NOT_A_KEY}
+        yield OpenAIModel(client_args=client_args, model_id=STAND_IN_MODEL_ID), log
+
+
+@contextlib.contextmanager
+def served_openai_spec(model: ScriptedModel) -> Iterator[tuple[str, StandInLog]]:
+    """``model`` served as an OpenAI-compatible server, named by the app's model spec (``openai:...``, the
+    key in ``OPENAI_API_KEY`` meanwhile): an app given it makes its own model (its client kept open,
+    closed at the app's shutdown); the server's log."""
+    with _served(model) as (base_url, log), mock.patch.dict(os.environ, {"OPENAI_API_KEY": NOT_A_KEY}):
+        yield f"openai:{STAND_IN_MODEL_ID}?base_url={base_url}", log
+
+
+@contextlib.contextmanager
+def _served(model: ScriptedModel) -> Iterator[tuple[str, StandInLog]]:
     from kokoro_endpoint.serving.runner import running_server
 
     log = StandInLog()
     with running_server(openai_stand_in_app(model, log)) as server:
-        client_args = {"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}
-        yield OpenAIModel(client_args=client_args, model_id=STAND_IN_MODEL_ID), log
+        yield f"{server.base_url}/v1", log

@@ -45,12 +45,14 @@ class StandInRequest:
 
     Attributes:
         body: The request's JSON body.
+        client_port: The client's TCP port (requests on one kept connection share it).
         finished: The whole answer was streamed.
         dropped: The client stopped reading before the end (a barge-in closed the stream).
         ended_at: ``time.monotonic()`` when the stream ended either way (None: still streaming).
     """
 
     body: dict[str, Any]
+    client_port: int | None = None
     finished: bool = False
     dropped: bool = False
     ended_at: float | None = None
@@ -135,7 +137,7 @@ def openai_stand_in_app(model: ScriptedModel, log: StandInLog | None = None) -> 
         if not isinstance(body, dict) or not body.get("stream"):
             error = {"error": {"message": "this stand-in streams only: send stream=true", "type": "invalid"}}
             return JSONResponse(error, status_code=400)
-        request = StandInRequest(body)
+        request = StandInRequest(body, client_port=http.client.port if http.client else None)
         requests.requests.append(request)
         return StreamingResponse(_answer(model, request), media_type="text/event-stream")
 

@@ -75,7 +75,12 @@ def start_server_in_thread(
     Returns:
         The running server, with the port it actually bound.
     """
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on accepted sockets that say TCP, and
+    # they inherit the listener's. With Nagle on, a small frame sent right after another (an event, then the
+    # first audio) waits for the peer's delayed ACK: up to 40 ms on Linux.
+    sock = socket.socket(
+        socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

@@ -26,7 +26,9 @@ returned by the entrypoint, which the runtime passes through unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +38,12 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Lifespan
 from strands import Agent
 from strands.models import Model
 
 from agentcore_app.conversation import Conversations, ConversationStore, validate_session_id
-from agentcore_app.models import create_model
+from agentcore_app.models import close_model, create_model
 from strands_voice.speech import TransportFactory
 
 from .answering import Answering
@@ -127,13 +130,29 @@ def create_app(
 
     conversations = Conversations(store, make_agent)
     answering = Answering(conversations, resolved_url, resolved_silence, transport_factory, answer_metrics)
-    app = BedrockAgentCoreApp(middleware=[Middleware(JsonBodyGuard, max_body_bytes=max_body_bytes)])
+    app = BedrockAgentCoreApp(
+        lifespan=_closing(shared_model if isinstance(model, str) else None),
+        middleware=[Middleware(JsonBodyGuard, max_body_bytes=max_body_bytes)],
+    )
     app.state.conversations = conversations
 
     _add_invocations(app, answering, max_prompt_chars)
     add_call_route(app, answering, listener_factory, call_limits, call_admission)
     _add_pages(app, Path(static_dir) if static_dir is not None else STATIC_DIR)
     return app
+
+
+def _closing(model: Model | None) -> Lifespan[BedrockAgentCoreApp]:
+    """The app's lifespan: at shutdown, the model the app made lets go of its client (its connections)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: BedrockAgentCoreApp) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await close_model(model)
+
+    return lifespan
 
 
 def _add_invocations(app: BedrockAgentCoreApp, answering: Answering, max_prompt_chars: int) -> None:

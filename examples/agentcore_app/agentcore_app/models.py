@@ -5,7 +5,8 @@ A spec is ``<provider>[:<model>][?<option>=<value>&...]``:
 - ``bedrock:<model-id>`` (options: ``region``): Amazon Bedrock (``strands.models.bedrock.BedrockModel``).
 - ``ollama:<name>`` (options: ``host``, default ``http://localhost:11434``): needs ``strands-agents[ollama]``.
 - ``openai:<model-id>`` (options: ``base_url``; the key comes from ``OPENAI_API_KEY``): needs
-  ``strands-agents[openai]``.
+  ``strands-agents[openai]``. Its client stays open between requests on one event loop
+  (:mod:`agentcore_app.kept_client`); :func:`close_model` closes it.
 - ``scripted`` (options: ``text``, ``lang`` (``en`` or ``ja``: the answer's language), ``first_sentence_s``,
   ``total_s``, ``remember`` 0/1): the built-in offline stand-in LLM
   (:class:`agentcore_app.scripted.ScriptedModel`). It streams a fixed answer whatever the prompt (with
@@ -36,6 +37,7 @@ __all__ = [
     "ModelChoice",
     "ModelSpecError",
     "aws_credentials_available",
+    "close_model",
     "create_model",
     "default_model_spec",
     "parse_model_spec",
@@ -169,7 +171,8 @@ def create_model(spec: str | ModelChoice) -> Model:
         spec: A spec string or an already parsed :class:`ModelChoice`.
 
     Returns:
-        A Strands ``Model``. It holds no conversation: share it between agents freely.
+        A Strands ``Model``. It holds no conversation: share it between agents freely (an ``openai`` model
+        on one event loop; :func:`close_model` on that loop lets go of its connections).
 
     Raises:
         ModelSpecError: The spec is malformed.
@@ -212,7 +215,7 @@ def create_model(spec: str | ModelChoice) -> Model:
             ) from exc
         return OllamaModel(choice.options.get("host", DEFAULT_OLLAMA_HOST), model_id=choice.model_id)
     try:
-        from strands.models.openai import OpenAIModel
+        from agentcore_app.kept_client import KeptClientOpenAIModel
     except ImportError as exc:
         raise MissingDependencyError(
             "the openai model needs the openai client: uv pip install 'strands-agents[openai]'"
@@ -220,4 +223,12 @@ def create_model(spec: str | ModelChoice) -> Model:
     client_args: dict[str, Any] = {}
     if "base_url" in choice.options:
         client_args["base_url"] = choice.options["base_url"]
-    return OpenAIModel(client_args=client_args or None, model_id=choice.model_id)
+    return KeptClientOpenAIModel(client_args=client_args or None, model_id=choice.model_id)
+
+
+async def close_model(model: Model | None) -> None:
+    """Let go of what a model from :func:`create_model` holds open (an ``openai`` model's kept client; the
+    others hold nothing to close). Call it on the event loop that used the model."""
+    close = getattr(model, "aclose", None)
+    if close is not None:
+        await close()

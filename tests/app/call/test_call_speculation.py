@@ -1,6 +1,7 @@
-"""Speculative answers on ``/ws`` with a real model's client: Strands' ``OpenAIModel`` against the local
-OpenAI-compatible stand-in server (which logs the history it is sent), the real TTS endpoint, and a
-caller who says a script (a tone per sentence, :mod:`support.said`) in one breath, with pauses.
+"""Speculative answers on ``/ws`` with a real model's client: the app's own ``OpenAIModel`` (its client kept
+open between requests) against the local OpenAI-compatible stand-in server (which logs the history it is
+sent), the real TTS endpoint, and a caller who says a script (a tone per sentence, :mod:`support.said`) in
+one breath, with pauses.
 
 The held-out call: "Please tell me the long version." [pause] "What does the Premium plan include?" in
 one breath, the long answer heard for a while, then "Stop, please." [pause] "What does it cost?". The
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 from agentcore_app.scripted import ScriptedModel
 from support.call import Caller, silence, tone
-from support.openai_model import served_openai_model
+from support.openai_model import served_openai_spec
 from support.said import said_listeners
 
 pytestmark = pytest.mark.timeout(240)
@@ -48,10 +49,10 @@ def speculating_app(endpoint_server: Any) -> Iterator[tuple[str, Any]]:
     from kokoro_endpoint.serving.runner import running_server
 
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.5, total_s=1.5)
-    with served_openai_model(model) as (openai, log):
+    with served_openai_spec(model) as (spec, log):
         app = create_app(
             tts_url=endpoint_server.ws_url,
-            model=openai,
+            model=spec,
             conversation_store=ConversationStore(kind="none"),
             silence_timeout=120.0,
             listener_factory=said_listeners([ONE, TWO, STOP, COST]),
@@ -154,10 +155,10 @@ def test_a_dropped_answer_leaves_no_trace_in_the_history(
 
     # Slow to its first sentence: an answer asked for at the pause is not heard before the caller goes on.
     model = ScriptedModel(text="Okay.", first_sentence_s=2.0, total_s=2.1)
-    with served_openai_model(model) as (openai, log):
+    with served_openai_spec(model) as (spec, log):
         app = create_app(
             tts_url=endpoint_server.ws_url,
-            model=openai,
+            model=spec,
             conversation_store=ConversationStore(kind="none"),
             listener_factory=said_listeners([ONE, TWO, "Thanks."]),
             call_limits=CallLimits(speculate=speculate),

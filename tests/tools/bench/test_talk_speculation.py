@@ -27,3 +27,16 @@ def test_the_table_shows_each_system_side_by_side() -> None:
     on = {"name": "/ws, speculation", **_system_figures([], 0)}
     table = format_speculation({"trials": 2, "systems": [on]})
     assert "/ws, speculation" in table and "model calls" in table
+
+
+def test_the_model_request_is_timed_through_both_clients_against_the_stand_in() -> None:
+    import asyncio
+
+    from strands_voice_tools.bench.model_client import CLIENTS, bench_model_client, format_model_client
+
+    results = asyncio.run(bench_model_client(requests=2))
+    for name in CLIENTS:
+        first, whole = results[name]["first_token_ms"], results[name]["answer_ms"]
+        assert first["n"] == whole["n"] == 2
+        assert all(0 < at <= end for at, end in zip(first["values"], whole["values"], strict=True))
+    assert "kept client" in format_model_client(results)

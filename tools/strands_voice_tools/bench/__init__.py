@@ -21,8 +21,9 @@ calls (:mod:`strands_voice_tools.bench.talk_calls`): its turn model beside its s
 sentences, backchannels, noises and interruptions; then the eot-bench measure on the labelled end-of-turn
 set (:mod:`strands_voice_tools.bench.eot_bench`): false cut-offs against delay for the verdict, Smart Turn
 alone and the silence timer; then speculative answers on and off, through ``BidiAgent`` and ``/ws``
-(:mod:`strands_voice_tools.bench.talk_speculation`: voice-to-voice and model calls; ``--talk --speculation``
-runs only those). ``--talk --peers`` makes the same calls to strands-voice
+(:mod:`strands_voice_tools.bench.talk_speculation`: voice-to-voice and model calls, and the model request's
+own cost with a client per request and with the app's kept one, :mod:`strands_voice_tools.bench.model_client`;
+``--talk --speculation`` runs only those). ``--talk --peers`` makes the same calls to strands-voice
 (``VoiceCascade`` under ``BidiAgent``, and the example app's ``WS /ws``) and to a Pipecat pipeline on the
 same models, each in its own process, alternated call by call.
 

@@ -123,7 +123,7 @@ async def _cascade_call(socket: Any, parts: dict[str, Any]) -> None:
 
 
 async def _serve_cascade(args: argparse.Namespace, stop: asyncio.Event) -> None:
-    from agentcore_app.models import create_model
+    from agentcore_app.models import close_model, create_model
     from websockets.asyncio.server import serve
 
     from strands_voice.listen import WhisperRecognizer
@@ -145,6 +145,7 @@ async def _serve_cascade(args: argparse.Namespace, stop: asyncio.Event) -> None:
             port = next(iter(server.sockets)).getsockname()[1]
             _ready(f"ws://127.0.0.1:{port}")
             await stop.wait()
+        await close_model(parts["model"])
 
 
 async def _serve_app(args: argparse.Namespace, stop: asyncio.Event) -> None:

@@ -8,7 +8,8 @@ interruption, a paused sentence; the endpoint's voices) as ``bench --talk``'s tu
 LLM: the OpenAI-compatible stand-in (its first sentence 0.5 s after it is asked), whose request log counts
 the model calls each call made. A turn is a question, an interruption or a paused sentence (what is
 answered); with speculation an answer held at a pause is dropped when the caller goes on, and its call
-counts too.
+counts too. Then the model request's own cost, with a client per request and with the app's kept client
+(:mod:`.model_client`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from strands_voice_tools.bench.call_figures import ms_summary
 from strands_voice_tools.bench.call_link import CallLink
 from strands_voice_tools.bench.call_log import UtteranceFigures, turn_figures
 from strands_voice_tools.bench.call_script import FIRST_SENTENCE_S, LONG_ANSWER, plan_call, run_call
+from strands_voice_tools.bench.model_client import bench_model_client, format_model_client
 from strands_voice_tools.bench.peer_processes import CallPeer
 from strands_voice_tools.bench.turn_set import VOICES, Kind, Said, spoken_set
 from strands_voice_tools.machine import load_average
@@ -38,6 +40,8 @@ SPECULATION_SYSTEMS: Final[dict[str, tuple[str, str]]] = {
     "/ws, no speculation": ("ws", "off"),
 }
 _TURNS: Final = ("question", "interruption", "paused")
+#: The model requests timed through each client (:mod:`.model_client`).
+MODEL_CLIENT_REQUESTS: Final = 30
 
 
 def _system_figures(figures: list[UtteranceFigures], model_calls: int) -> dict[str, Any]:
@@ -119,6 +123,7 @@ async def bench_speculation(trials: int, progress: Progress, engine: Any = None)
         "trials": trials,
         "model_first_sentence_s": FIRST_SENTENCE_S,
         "systems": systems,
+        "model_client": await bench_model_client(MODEL_CLIENT_REQUESTS),
         "load_average_end": load_average(),
     }
 
@@ -143,4 +148,6 @@ def format_speculation(results: dict[str, Any]) -> str:
             f"{system['name']:<28}{v2v_text:>16}{eot_text:>13}{after_text:>12}"
             f"{system['model_calls']:>6} / {system['turns']:<4}{per_turn:>10}"
         )
+    if "model_client" in results:
+        lines += ["", format_model_client(results["model_client"])]
     return "\n".join(lines)
