@@ -15,7 +15,8 @@ from agentcore_app.kept_client import KeptClientOpenAIModel
 from agentcore_app.models import create_model
 from agentcore_app.scripted import ScriptedModel
 from strands.models.openai import OpenAIModel
-from strands_voice_tools.openai_stand_in import STAND_IN_MODEL_ID, StandInLog, openai_stand_in_app
+from strands_voice_tools.openai_stand_in import STAND_IN_MODEL_ID, StandInLog
+from support.openai_model import NOT_A_KEY, served_stand_in
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -39,12 +40,9 @@ class Served:
 @pytest.fixture
 def served() -> Iterator[Served]:
     """A stand-in answering "Okay. Noted." in a tenth of a second."""
-    from kokoro_endpoint.serving.runner import running_server
-
-    log = StandInLog()
     model = ScriptedModel(text=ANSWER, first_sentence_s=0.05, total_s=0.1)
-    with running_server(openai_stand_in_app(model, log)) as server:
-        yield Served({"base_url": f"{server.base_url}/v1", "api_key": "not-a-key"}, model, log)
+    with served_stand_in(model) as (base_url, log):
+        yield Served({"base_url": base_url, "api_key": NOT_A_KEY}, model, log)
 
 
 async def answer(model: OpenAIModel) -> str:

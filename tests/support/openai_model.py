@@ -142,7 +142,7 @@ def app_on_openai_model(state: str, **settings: Any) -> Iterator[tuple[str, Stan
 @contextlib.contextmanager
 def served_openai_model(model: ScriptedModel) -> Iterator[tuple[OpenAIModel, StandInLog]]:
     """``OpenAIModel`` talking to ``model`` served as an OpenAI-compatible server; the server's log."""
-    with _served(model) as (base_url, log):
+    with served_stand_in(model) as (base_url, log):
         client_args = {"base_url": base_url, "api_key": NOT_A_KEY}
         yield OpenAIModel(client_args=client_args, model_id=STAND_IN_MODEL_ID), log
 
@@ -152,12 +152,14 @@ def served_openai_spec(model: ScriptedModel) -> Iterator[tuple[str, StandInLog]]
     """``model`` served as an OpenAI-compatible server, named by the app's model spec (``openai:...``, the
     key in ``OPENAI_API_KEY`` meanwhile): an app given it makes its own model (its client kept open,
     closed at the app's shutdown); the server's log."""
-    with _served(model) as (base_url, log), mock.patch.dict(os.environ, {"OPENAI_API_KEY": NOT_A_KEY}):
+    key = {"OPENAI_API_KEY": NOT_A_KEY}
+    with served_stand_in(model) as (base_url, log), mock.patch.dict(os.environ, key):
         yield f"openai:{STAND_IN_MODEL_ID}?base_url={base_url}", log
 
 
 @contextlib.contextmanager
-def _served(model: ScriptedModel) -> Iterator[tuple[str, StandInLog]]:
+def served_stand_in(model: ScriptedModel) -> Iterator[tuple[str, StandInLog]]:
+    """``model`` served as an OpenAI-compatible server: its base URL (``.../v1``) and its request log."""
     from kokoro_endpoint.serving.runner import running_server
 
     log = StandInLog()
