@@ -19,6 +19,7 @@ asked to say it again.
 
 from __future__ import annotations
 
+import itertools
 import re
 import zlib
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ __all__ = [
     "Checked",
     "check_transcript",
     "collapse_loops",
+    "repeats_a_word",
     "voiced_seconds",
 ]
 
@@ -122,6 +124,12 @@ def check_transcript(text: str, voiced_s: float) -> Checked:
     if len(raw) >= _COMPRESSION_MIN_CHARS and len(raw) / len(zlib.compress(raw)) > MAX_COMPRESSION:
         return Checked(collapsed, False, "the text repeats itself")
     return Checked(collapsed, True)
+
+
+def repeats_a_word(text: str) -> bool:
+    """Whether ``text`` says a word twice in a row ("5 5", "no, no"): where a recognizer may miscount."""
+    plain = [word for word in (_plain(token) for token in _TOKEN.findall(text)) if word]
+    return any(first == second for first, second in itertools.pairwise(plain))
 
 
 def voiced_seconds(audio: npt.NDArray[np.float32], rate: int = 16000) -> float:

@@ -8,6 +8,8 @@ guess from another's: its turns are judged by the sound alone, and the log says 
 
 - :func:`unfinished`: the words stop where a sentence cannot (a trailing comma, "... to", "... is", "and",
   "I would like to know", a number still being read; 「…て、」「…けど」「…ので」): the caller is pausing.
+  An auxiliary after its subject can end one ("... than he was", "Yes, I do": the rest of the verb is
+  left out), after the words that allow it (English's ``closed_phrases``).
 - :func:`dictating`: the words stop on a number still being read (digits or a number word last).
 - :func:`asks`: the words end a question ("?", 「…ですか」「…の」「…よね」, 「…吗」).
 - :func:`backchannel_prompt`: the recognizer's context while the agent speaks, so that a backchannel is
@@ -75,6 +77,8 @@ class TurnWords:
         open_endings: Last words (unspaced: endings of the text) after which a sentence cannot stop.
         closed_endings: Endings that look open but end a sentence (「教えて」 is a request, not a clause).
         open_phrases: A pattern of the last words that leave the sentence open.
+        closed_phrases: A pattern of last words that end a sentence on an open ending (an auxiliary
+            after its subject, the rest of the verb left out: "... than he was", "Yes, I do").
         question_endings: Endings of a question (besides "?").
         question_starts: First words of a question (Hindi's 「क्या」).
         backchannel_prompt: The recognizer's context while the agent speaks.
@@ -90,6 +94,7 @@ class TurnWords:
     open_endings: tuple[str, ...]
     closed_endings: tuple[str, ...]
     open_phrases: re.Pattern[str] | None
+    closed_phrases: re.Pattern[str] | None
     question_endings: tuple[str, ...]
     question_starts: frozenset[str]
     backchannel_prompt: str
@@ -101,7 +106,9 @@ def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
     def longest_first(key: str) -> tuple[str, ...]:
         return tuple(sorted(lists.get(key, ()), key=len, reverse=True))
 
-    pattern = lists.get("open_phrases")
+    def pattern(key: str) -> re.Pattern[str] | None:
+        return re.compile(lists[key]) if lists.get(key) else None
+
     return TurnWords(
         code=code,
         spaced=code not in _UNSPACED,
@@ -109,7 +116,8 @@ def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
         interruptions=frozenset(lists.get("interruptions", ())),
         open_endings=longest_first("open_endings"),
         closed_endings=longest_first("closed_endings"),
-        open_phrases=re.compile(pattern) if pattern else None,
+        open_phrases=pattern("open_phrases"),
+        closed_phrases=pattern("closed_phrases"),
         question_endings=longest_first("question_endings"),
         question_starts=frozenset(lists.get("question_starts", ())),
         backchannel_prompt=lists.get("backchannel_prompt", ""),
@@ -174,7 +182,10 @@ def unfinished(text: str, language: str = "en") -> bool:
     if not words:
         return False
     joined = " ".join(words)
-    if words[-1] in lists.open_endings or (lists.open_phrases and lists.open_phrases.search(joined)):
+    closed = lists.closed_phrases is not None and lists.closed_phrases.search(joined)
+    if (words[-1] in lists.open_endings and not closed) or (
+        lists.open_phrases and lists.open_phrases.search(joined)
+    ):
         return lists.code == "en" or not _QUESTION_MARK.search(stripped)
     return dictating(stripped, lists.code)
 

@@ -60,6 +60,8 @@ ENDS_WITHIN_HALF_A_SECOND = [
     ("Thank you", 0.2, None),  # no final mark
     ("What does the premium plan cost?", 0.1, 1.5),  # a question the audio does not believe
     ("Goodbye!", 0.8, -5.4),
+    ("Yes, I do.", 0.2, None),  # an auxiliary after its subject: the rest of the verb left out
+    ("He might have been made more respectable than he was.", 0.1, None),
 ]
 
 
@@ -93,6 +95,22 @@ def test_digits_dictated_in_groups_wait_longer_than_the_pause_between_groups(wor
 def test_words_left_open_wait_for_the_open_turn_limit(words: str) -> None:
     verdict = judge_turn(0.99, words, fall=-8.0)
     assert not verdict.complete and verdict.wait_s is None
+
+
+@pytest.mark.parametrize(
+    ("open_words", "closed_words"),
+    [
+        ("The problem is.", "Yes, it is."),
+        ("I was", "Better than I was."),
+        ("So I was.", "No, I was."),
+        ("I think it is", "Just as it is."),
+        ("What I would", "Yeah, I would."),
+    ],
+)
+def test_an_auxiliary_ending_stays_open_unless_its_words_leave_the_verb_out(
+    open_words: str, closed_words: str
+) -> None:
+    assert unfinished(open_words) and not unfinished(closed_words)
 
 
 def test_a_complete_turn_still_waits_out_a_breath_between_sentences() -> None:

@@ -49,3 +49,17 @@ def test_voiced_seconds_count_the_sound_not_the_silence() -> None:
     audio = np.concatenate([np.zeros(8000, np.float32), tone, np.zeros(16000, np.float32)])
     assert voiced_seconds(audio) == pytest.approx(1.0, abs=0.04)
     assert voiced_seconds(np.zeros(16000, np.float32)) == 0.0
+
+
+@pytest.mark.parametrize("text", ["5 5", "No, no.", "6, 6, 6", "It is, is it"])
+def test_a_word_said_twice_in_a_row_is_seen(text: str) -> None:
+    from strands_voice.listen._transcript_guard import repeats_a_word
+
+    assert repeats_a_word(text)
+
+
+@pytest.mark.parametrize("text", ["4 1 5", "Ten of clubs.", "no one knows", ""])
+def test_words_that_do_not_repeat_are_not(text: str) -> None:
+    from strands_voice.listen._transcript_guard import repeats_a_word
+
+    assert not repeats_a_word(text)
