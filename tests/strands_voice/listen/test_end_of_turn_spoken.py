@@ -102,6 +102,26 @@ def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, r
     assert digits == "4155551212"
 
 
+@pytest.mark.parametrize("said", ["He is taller than I am.", "Yes, I do."])
+def test_a_sentence_ending_on_an_auxiliary_after_its_subject_ends_by_the_verdict(
+    onnx_engine: Any, recognizer: Any, said: str
+) -> None:
+    """The verb left out after its subject ends a sentence: the verdict ends the turn, not the 2 s limit."""
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._turn_model import smart_turn_model_path
+
+    try:
+        smart_turn_model_path()
+    except MissingDependencyError as error:
+        skip_or_fail(str(error))
+    audio = silence(0.5) + trimmed(speak_16k(onnx_engine, said)) + silence(2.5)
+    events = asyncio.run(_listen(Listener(recognizer=recognizer), audio))
+    ended = [e for e in events if isinstance(e, TurnEnded)]
+    assert len(ended) == 1 and ended[0].end_of_turn.by == "model", ended
+    assert ended[0].at_s - ended[0].speech_end_s <= 0.5
+
+
 def _repeated_beyond(heard: str, said: str) -> dict[str, int]:
     """The words ``heard`` more often than they were ``said`` (digits and number words alike)."""
 
