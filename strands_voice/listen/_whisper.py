@@ -215,7 +215,7 @@ class WhisperRecognizer:
         fives) or with one digit more ("5 5 5"). Heard again through 20 s, none was wrong on any of
         CTranslate2's kernels here (MKL on AVX-512 VNNI, AVX-512 and AVX2; its own on AVX2); through 10 s
         three still looped, through 16 s MKL's AVX2 kernels wrote "0 0 0" as four. The second pass costs
-        about 0.2-0.3 s on two cores, on those turns only.
+        about 0.3 s on two cores, on those turns only (``scripts/measure_repeated_words.py``).
         """
         voiced = voiced_seconds(audio)
         if audio.size > _SHORT_WINDOW_MAX_S * _RATE:

@@ -1,0 +1,80 @@
+"""How Whisper counts a digit said two or three times in a row, per second-pass window.
+
+Not a test (pytest does not collect it). Run from the repository root (the ``listen`` group and Debian's
+``asterisk-core-sounds-en-wav``, whose digits are real human recordings):
+
+    HF_HUB_OFFLINE=1 uv run python scripts/measure_repeated_words.py 0 10 16 20 30
+
+For each window (seconds; 0: no second pass, the window cut to the turn alone), 48 numbers made of the
+Asterisk digits (each digit 0-9 said twice, 0, 1, 2 and 5 three times, "4 1 5" and "5 5 1 2"; 0.05, 0.15
+and 0.3 s apart) go through ``WhisperRecognizer.recognize``: how many come out with the digits as said
+(spelled digits read as digits; a text the guard does not trust is wrong), which are wrong, and the median
+time of a recognition. Set ``MKL_ENABLE_INSTRUCTIONS`` or ``CT2_USE_MKL=0 CT2_FORCE_CPU_ISA=AVX2`` to try
+CTranslate2's other kernels.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+import time
+import wave
+from typing import Any
+
+import numpy as np
+
+NUMBERS = [digit * 2 for digit in "0123456789"] + [digit * 3 for digit in "0125"] + ["415", "5512"]
+GAPS_S = (0.05, 0.15, 0.3)
+SPELLED = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
+SPELLED |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
+
+
+def digit_audio(folder: Any, digit: str) -> bytes:
+    """One Asterisk digit at 16 kHz, trimmed to its sound."""
+    from strands_voice_protocol.audio.resample import resample_linear
+
+    with wave.open(str(folder / f"{digit}.wav")) as recording:
+        pcm16 = recording.readframes(recording.getnframes())
+        rate = recording.getframerate()
+    samples = np.frombuffer(resample_linear(pcm16, rate, 16000), np.int16)
+    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) >= 328)
+    return samples[loud[0] : loud[-1] + 1].tobytes()
+
+
+def digits_of(text: str) -> str:
+    spelled = re.sub(r"[a-z]+", lambda word: SPELLED.get(word.group(), ""), text.lower())
+    return re.sub(r"\D", "", spelled)
+
+
+def main(windows: list[int]) -> None:
+    from strands_voice_tools.bench.eot_set import ASTERISK_DIR
+
+    import strands_voice.listen._whisper as whisper
+
+    recognizer = whisper.WhisperRecognizer()
+    recognizer.transcribe(bytes(32000))
+    folder = ASTERISK_DIR / "digits"
+    audio = {digit: digit_audio(folder, digit) for digit in "0123456789"}
+    for window in windows:
+        whisper._RECHECK_WINDOW_S = window  # type: ignore[misc]  # the window under measurement
+        wrong, took = [], []
+        for number in NUMBERS:
+            for gap_s in GAPS_S:
+                gap = bytes(2 * round(gap_s * 16000))
+                pcm16 = bytes(9600) + gap.join(audio[digit] for digit in number) + bytes(2048)
+                started = time.perf_counter()
+                words = recognizer.recognize(pcm16)
+                took.append(time.perf_counter() - started)
+                if not words.trusted or digits_of(words.text) != number:
+                    wrong.append(f"{number}@{gap_s}: {words.text[:30]!r}")
+        count = len(NUMBERS) * len(GAPS_S)
+        median_ms = round(1000 * statistics.median(took))
+        said = count - len(wrong)
+        print(f"window {window} s: {said} of {count} as said, median {median_ms} ms", flush=True)
+        for line in wrong:
+            print(f"  wrong {line}")
+
+
+if __name__ == "__main__":
+    main([int(arg) for arg in sys.argv[1:]] or [0, 20])
