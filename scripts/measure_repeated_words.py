@@ -19,27 +19,11 @@ import re
 import statistics
 import sys
 import time
-import wave
-from typing import Any
-
-import numpy as np
 
 NUMBERS = [digit * 2 for digit in "0123456789"] + [digit * 3 for digit in "0125"] + ["415", "5512"]
 GAPS_S = (0.05, 0.15, 0.3)
 SPELLED = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
 SPELLED |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
-
-
-def digit_audio(folder: Any, digit: str) -> bytes:
-    """One Asterisk digit at 16 kHz, trimmed to its sound."""
-    from strands_voice_protocol.audio.resample import resample_linear
-
-    with wave.open(str(folder / f"{digit}.wav")) as recording:
-        pcm16 = recording.readframes(recording.getnframes())
-        rate = recording.getframerate()
-    samples = np.frombuffer(resample_linear(pcm16, rate, 16000), np.int16)
-    loud = np.flatnonzero(np.abs(samples.astype(np.int32)) >= 328)
-    return samples[loud[0] : loud[-1] + 1].tobytes()
 
 
 def digits_of(text: str) -> str:
@@ -48,21 +32,18 @@ def digits_of(text: str) -> str:
 
 
 def main(windows: list[int]) -> None:
-    from strands_voice_tools.bench.eot_set import ASTERISK_DIR
+    from strands_voice_tools.bench.eot_set import human_digits
 
     import strands_voice.listen._whisper as whisper
 
     recognizer = whisper.WhisperRecognizer()
     recognizer.transcribe(bytes(32000))
-    folder = ASTERISK_DIR / "digits"
-    audio = {digit: digit_audio(folder, digit) for digit in "0123456789"}
     for window in windows:
         whisper._RECHECK_WINDOW_S = window  # type: ignore[misc]  # the window under measurement
         wrong, took = [], []
         for number in NUMBERS:
             for gap_s in GAPS_S:
-                gap = bytes(2 * round(gap_s * 16000))
-                pcm16 = bytes(9600) + gap.join(audio[digit] for digit in number) + bytes(2048)
+                pcm16 = bytes(9600) + human_digits(number, gap_s) + bytes(2048)
                 started = time.perf_counter()
                 words = recognizer.recognize(pcm16)
                 took.append(time.perf_counter() - started)

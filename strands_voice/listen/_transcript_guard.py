@@ -67,6 +67,11 @@ def _plain(token: str) -> str:
     return _PLAIN.sub("", token.lower())
 
 
+def _plain_words(text: str) -> list[str]:
+    """The words of ``text``, lowercase, punctuation dropped."""
+    return [word for word in (_plain(token) for token in _TOKEN.findall(text)) if word]
+
+
 def collapse_loops(text: str, min_words: int = 3) -> str:
     """``text`` without its loop: when everything from some word on repeats what was said from an earlier
     word (a phrase of ``min_words`` or more said again, whole or cut short, up to the end: how a decoder
@@ -112,7 +117,7 @@ def _longest_run(plain: list[str]) -> int:
 def check_transcript(text: str, voiced_s: float) -> Checked:
     """Check ``text`` against ``voiced_s`` seconds of voiced audio (see the module docstring)."""
     collapsed = collapse_loops(text.strip())
-    plain = [word for word in (_plain(token) for token in _TOKEN.findall(collapsed)) if word]
+    plain = _plain_words(collapsed)
     if not plain:
         return Checked(collapsed, True)
     if _longest_run(plain) > MAX_RUN:
@@ -128,7 +133,7 @@ def check_transcript(text: str, voiced_s: float) -> Checked:
 
 def repeats_a_word(text: str) -> bool:
     """Whether ``text`` says a word twice in a row ("5 5", "no, no"): where a recognizer may miscount."""
-    plain = [word for word in (_plain(token) for token in _TOKEN.findall(text)) if word]
+    plain = _plain_words(text)
     return any(first == second for first, second in itertools.pairwise(plain))
 
 

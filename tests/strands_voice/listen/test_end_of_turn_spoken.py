@@ -15,16 +15,13 @@ from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import feed_settled, silence, speak_16k, trimmed
+from support.spoken import SPELLED_DIGITS, digits_said, feed_settled, silence, speak_16k, trimmed
 
 from strands_voice.listen import Listener, ListenEvent, Transcript, TurnEnded
 
 # Whisper and Smart Turn at every pause of twenty recordings: half a minute on an idle laptop, more on a
 # busy one.
 pytestmark = pytest.mark.timeout(900)
-
-_NUMBERS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
-_NUMBERS |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +95,7 @@ def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, r
     finals = [e.text for e in events if isinstance(e, Transcript) and e.final]
     assert len([e for e in events if isinstance(e, TurnEnded)]) == 1
     assert len(finals) == 1
-    digits = re.sub(r"\D", "", " ".join(_NUMBERS.get(w, w) for w in re.findall(r"\w+", finals[0].lower())))
-    assert digits == "4155551212"
+    assert digits_said(finals[0]) == "4155551212"
 
 
 @pytest.mark.parametrize("said", ["He is taller than I am.", "Yes, I do."])
@@ -126,7 +122,7 @@ def _repeated_beyond(heard: str, said: str) -> dict[str, int]:
     """The words ``heard`` more often than they were ``said`` (digits and number words alike)."""
 
     def counts(text: str) -> Counter[str]:
-        words = [_NUMBERS.get(w, w) for w in re.findall(r"[a-z0-9']+", text.lower())]
+        words = [SPELLED_DIGITS.get(w, w) for w in re.findall(r"[a-z0-9']+", text.lower())]
         return Counter(d for w in words for d in (list(w) if w.isdigit() else [w]))
 
     said_counts = counts(said)

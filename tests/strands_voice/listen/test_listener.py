@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import feed_realtime, feed_settled, silence, speak_16k, trimmed
+from support.spoken import digits_said, feed_realtime, feed_settled, silence, speak_16k
 
 from strands_voice.listen import (
     EndOfTurn,
@@ -181,28 +180,14 @@ def test_the_cut_window_is_twice_the_turn_from_6_to_30_seconds() -> None:
     assert short_window_samples(16000 * 28) == 30 * 16000
 
 
-# Real human digits: Allison Smith's Asterisk prompts (CC-BY-SA 3.0), read from Debian's
-# asterisk-core-sounds-en-wav where it is installed, never copied here.
-_DIGITS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
-_DIGITS |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
-
-
 def _digits(said: str, gap_s: float) -> bytes:
-    """The digits of ``said``, each trimmed to its sound, ``gap_s`` apart (16 kHz PCM16)."""
-    import wave
+    """Real human digits: Allison Smith's Asterisk prompts (CC-BY-SA 3.0), read from Debian's
+    asterisk-core-sounds-en-wav where it is installed, never copied here."""
+    from strands_voice_tools.bench.eot_set import ASTERISK_DIR, human_digits
 
-    from strands_voice_protocol.audio.resample import resample_linear
-    from strands_voice_tools.bench.eot_set import ASTERISK_DIR
-
-    folder = ASTERISK_DIR / "digits"
-    if not folder.is_dir():
+    if not (ASTERISK_DIR / "digits").is_dir():
         skip_or_fail("the human recordings are missing: apt-get install asterisk-core-sounds-en-wav")
-    spoken = []
-    for digit in said:
-        with wave.open(str(folder / f"{digit}.wav")) as recording:
-            pcm16 = recording.readframes(recording.getnframes())
-            spoken.append(trimmed(resample_linear(pcm16, recording.getframerate(), 16000), floor=328))
-    return silence(0.3) + silence(gap_s).join(spoken) + silence(0.064)
+    return silence(0.3) + human_digits(said, gap_s) + silence(0.064)
 
 
 @pytest.mark.parametrize(("said", "gap_s"), [("55", 0.05), ("66", 0.3), ("88", 0.15), ("99", 0.3)])
@@ -211,5 +196,4 @@ def test_digits_said_again_are_written_as_often_as_said(recognizer: Any, said: s
     trusted: the caller would be asked again)."""
     words = recognizer.recognize(_digits(said, gap_s))
     assert words.trusted, words.text
-    spelled = re.sub(r"[a-z]+", lambda word: _DIGITS.get(word.group(), ""), words.text.lower())
-    assert re.sub(r"\D", "", spelled) == said, words.text
+    assert digits_said(words.text) == said, words.text

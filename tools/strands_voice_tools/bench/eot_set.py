@@ -39,6 +39,7 @@ __all__ = [
     "Heard",
     "Turn",
     "endpoint_turns",
+    "human_digits",
     "human_turns",
     "listen_through",
 ]
@@ -160,6 +161,13 @@ def _trimmed(pcm16: bytes, floor: float = 0.01) -> bytes:
     return pcm16 if loud.size == 0 else samples[loud[0] : loud[-1] + 1].tobytes()
 
 
+def human_digits(digits: str, gap_s: float) -> bytes:
+    """``digits`` said one by one in the Asterisk voice, each trimmed to its sound, ``gap_s`` apart (16 kHz
+    PCM16; the package must be installed)."""
+    gap = bytes(2 * round(gap_s * RATE))
+    return gap.join(_trimmed(_read_wav(ASTERISK_DIR / "digits" / f"{digit}.wav")) for digit in digits)
+
+
 def human_turns() -> list[Turn]:
     """The human recordings (none when the Debian package is not installed)."""
     if not ASTERISK_DIR.is_dir():
@@ -170,12 +178,9 @@ def human_turns() -> list[Turn]:
         for name in HUMAN_PROMPTS
         if (ASTERISK_DIR / f"{name}.wav").is_file()
     ]
-    gap, pause = bytes(2 * round(_DIGIT_GAP_S * RATE)), bytes(2 * round(PAUSE_S * RATE))
+    pause = bytes(2 * round(PAUSE_S * RATE))
     for groups in _NUMBERS:
-        said = [
-            gap.join(_trimmed(_read_wav(ASTERISK_DIR / "digits" / f"{digit}.wav")) for digit in group)
-            for group in groups
-        ]
+        said = [human_digits("".join(group), _DIGIT_GAP_S) for group in groups]
         text = ", ".join(" ".join(group) for group in groups)
         turns.append(Turn(f"asterisk:digits {text}", True, text, pause.join(said)))
     return turns
