@@ -9,7 +9,8 @@ guess from another's: its turns are judged by the sound alone, and the log says 
 - :func:`unfinished`: the words stop where a sentence cannot (a trailing comma, "... to", "... is", "and",
   "I would like to know", a number still being read; 「…て、」「…けど」「…ので」): the caller is pausing.
   An auxiliary after its subject can end one ("... than he was", "Yes, I do": the rest of the verb is
-  left out), after the words that allow it (English's ``closed_phrases``).
+  left out), after the words that allow it (``closed_phrases``: English's, and a verb after its pronoun
+  in Spanish, French and Italian: "Sí, lo es", "Sì, lo sono").
 - :func:`dictating`: the words stop on a number still being read (digits or a number word last).
 - :func:`asks`: the words end a question ("?", 「…ですか」「…の」「…よね」, 「…吗」).
 - :func:`backchannel_prompt`: the recognizer's context while the agent speaks, so that a backchannel is

@@ -1,6 +1,7 @@
-"""The verdict on real speech: a number dictated in groups in the endpoint's voice, and real human
-recordings (Allison Smith's Asterisk prompts, CC-BY-SA 3.0, read from Debian's
-``asterisk-core-sounds-en-wav`` where it is installed, never copied here).
+"""The verdict on real speech: a number dictated in groups and auxiliary endings in the endpoint's voice,
+Spanish and Italian replies in espeak-ng's, and real human recordings (Allison Smith's Asterisk prompts,
+CC-BY-SA 3.0, read from Debian's ``asterisk-core-sounds-en-wav`` where it is installed, never copied
+here).
 
 The human recordings' end-of-turn delays are the verdict's own decisions replayed over the evidence the
 listener has at each pause (:mod:`strands_voice_tools.bench.eot_bench`): computed, not timed.
@@ -15,9 +16,17 @@ from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import SPELLED_DIGITS, digits_said, feed_settled, silence, speak_16k, trimmed
+from support.spoken import (
+    SPELLED_DIGITS,
+    digits_said,
+    espeak_16k,
+    feed_settled,
+    silence,
+    speak_16k,
+    trimmed,
+)
 
-from strands_voice.listen import Listener, ListenEvent, Transcript, TurnEnded
+from strands_voice.listen import Listener, ListenEvent, ListenSettings, Transcript, TurnEnded
 
 # Whisper and Smart Turn at every pause of twenty recordings: half a minute on an idle laptop, more on a
 # busy one.
@@ -103,6 +112,27 @@ def test_a_sentence_ending_on_an_auxiliary_after_its_subject_ends_by_the_verdict
     onnx_engine: Any, recognizer: Any, said: str
 ) -> None:
     """The verb left out after its subject ends a sentence: the verdict ends the turn, not the 2 s limit."""
+    _require_smart_turn()
+    audio = silence(0.5) + trimmed(speak_16k(onnx_engine, said)) + silence(2.5)
+    _assert_ended_by_the_verdict(asyncio.run(_listen(Listener(recognizer=recognizer), audio)))
+
+
+@pytest.mark.parametrize(
+    ("said", "language"),
+    [("Claro que lo es.", "es"), ("No, no lo está.", "es"), ("Sì, certo che lo sono.", "it")],
+)
+def test_a_reply_ending_on_its_verb_after_lo_ends_by_the_verdict(
+    recognizer: Any, said: str, language: str
+) -> None:
+    """Spanish and Italian: the verb after "lo" ends a reply (espeak-ng's voice, Whisper held to the
+    language); the 2 s limit before."""
+    _require_smart_turn()
+    audio = silence(0.5) + trimmed(espeak_16k(said, language)) + silence(2.5)
+    listener = Listener(ListenSettings(language=language), recognizer=recognizer.hearing(language))
+    _assert_ended_by_the_verdict(asyncio.run(_listen(listener, audio)))
+
+
+def _require_smart_turn() -> None:
     from strands_voice_protocol.errors import MissingDependencyError
 
     from strands_voice.listen._turn_model import smart_turn_model_path
@@ -111,8 +141,10 @@ def test_a_sentence_ending_on_an_auxiliary_after_its_subject_ends_by_the_verdict
         smart_turn_model_path()
     except MissingDependencyError as error:
         skip_or_fail(str(error))
-    audio = silence(0.5) + trimmed(speak_16k(onnx_engine, said)) + silence(2.5)
-    events = asyncio.run(_listen(Listener(recognizer=recognizer), audio))
+
+
+def _assert_ended_by_the_verdict(events: list[ListenEvent]) -> None:
+    """One turn, ended by the verdict within 0.5 s of the caller's last sound."""
     ended = [e for e in events if isinstance(e, TurnEnded)]
     assert len(ended) == 1 and ended[0].end_of_turn.by == "model", ended
     assert ended[0].at_s - ended[0].speech_end_s <= 0.5

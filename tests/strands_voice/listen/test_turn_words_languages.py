@@ -32,6 +32,15 @@ from strands_voice.turns import is_backchannel
         ("Je voudrais savoir", "f", True),
         ("C'est parfait.", "fr", False),
         ("Vorrei sapere se", "i", True),
+        # A verb after its pronoun ends a reply; the same verb after a noun leaves it open.
+        ("Sí, lo es.", "es", False),
+        ("No, no lo está.", "es", False),
+        ("Ya lo está", "es", True),  # a progressive may follow ("... revisando")
+        ("Sì, lo è.", "it", False),
+        ("No, non lo sono.", "it", False),
+        ("Il prezzo è", "it", True),
+        ("Oui, ils le sont.", "fr", False),
+        ("Les frais sont", "fr", True),
         ("O preço é", "p", True),
         ("Entendi.", "pt", False),
         ("मैं जानना चाहता हूँ", "h", True),
