@@ -132,6 +132,21 @@ def test_a_reply_ending_on_its_verb_after_lo_ends_by_the_verdict(
     _assert_ended_by_the_verdict(asyncio.run(_listen(listener, audio)))
 
 
+def test_smart_turn_judges_alike_on_one_thread_or_two(onnx_engine: Any) -> None:
+    """Its threads change what a judgment costs, not the probability the verdict's thresholds were
+    calibrated on (a finished question and a cut sentence, in the endpoint's voice)."""
+    _require_smart_turn()
+    import numpy as np
+
+    from strands_voice.listen import SmartTurn
+
+    one, two = SmartTurn(threads=1), SmartTurn(threads=2)
+    for said in ("How many devices can I use offline?", "I would like to know,"):
+        pcm16 = silence(0.3) + trimmed(speak_16k(onnx_engine, said)) + silence(0.064)
+        audio = np.frombuffer(pcm16, dtype=np.int16).astype(np.float32) / 32768.0
+        assert abs(one.probability(audio) - two.probability(audio)) < 1e-3, said
+
+
 def _require_smart_turn() -> None:
     from strands_voice_protocol.errors import MissingDependencyError
 
