@@ -1,4 +1,5 @@
-"""Ending a command-line conversation the way its user does: Ctrl-C, and a readable failure if it hangs."""
+"""Running a command-line conversation the way its user does: waiting for what it prints, Ctrl-C, and a
+readable failure if it hangs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ctrl_c", "start_interruptible"]
+__all__ = ["ctrl_c", "start_interruptible", "wait_for_output"]
 
 
 def start_interruptible(command: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
@@ -23,6 +24,16 @@ def start_interruptible(command: list[str], **popen_kwargs: Any) -> subprocess.P
 
 def _default_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def wait_for_output(path: Path, text: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Wait until the file ``path`` (the process's output) holds ``text``; fail, showing the output, if the
+    process exits first or ``timeout_s`` passes."""
+    deadline = time.monotonic() + timeout_s
+    while text not in (output := path.read_text(errors="replace")):
+        assert process.poll() is None, f"the command exited early: {output}"
+        assert time.monotonic() < deadline, f"the command did not print {text!r}: {output}"
+        time.sleep(0.2)
 
 
 def ctrl_c(process: subprocess.Popen[bytes], stderr: Path, within_s: float = 60.0) -> int:

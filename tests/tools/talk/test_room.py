@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,21 +24,13 @@ import pytest
 from kokoro_endpoint.serving.runner import RunningServer
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
-from support.processes import ctrl_c, start_interruptible
+from support.processes import ctrl_c, start_interruptible, wait_for_output
 from support.pulse import null_sink_server, say_into
 
 pytestmark = pytest.mark.timeout(280)
 
 QUESTION = "What does the Premium plan cost?"
 LISTEN_S = 45.0
-
-
-def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while text not in path.read_text(errors="replace"):
-        assert process.poll() is None, f"talk exited early: {path.read_text(errors='replace')}"
-        assert time.monotonic() < deadline, f"talk did not print {text!r}: {path.read_text(errors='replace')}"
-        time.sleep(0.2)
 
 
 def test_talk_hears_one_question_and_answers_it_through_the_room(
@@ -61,7 +52,7 @@ def test_talk_hears_one_question_and_answers_it_through_the_room(
         env = {**os.environ, "PULSE_SERVER": room.address, "HF_HUB_OFFLINE": "1"}
         talk = start_interruptible(command, stdout=stdout, stderr=stderr, env=env)
         try:
-            _wait_for(err, "status: listening", talk, timeout_s=120)  # the microphone records
+            wait_for_output(err, "status: listening", talk, timeout_s=120)  # the microphone records
             say_into(room, float32_to_pcm16(spoken)).wait(30)
             time.sleep(LISTEN_S)
         finally:

