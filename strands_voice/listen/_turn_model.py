@@ -61,8 +61,9 @@ class SmartTurn:
     Args:
         model_path: The ONNX file (default: :func:`smart_turn_model_path`).
         threads: onnxruntime's intra-op threads. The listener runs the model after the recognizer, not
-            beside it, so two share the work (23 ms a turn instead of 33 on a 2-core Xeon); the idle ones
-            sleep instead of spinning, which would take the cores from the recognizer and the voice.
+            beside it, so two share the work (33 ms a judgment instead of 40 on a 2-core Xeon:
+            ``scripts/measure_pause_judgment.py``); the idle ones sleep instead of spinning, which would
+            take the cores from the recognizer and the voice.
     """
 
     def __init__(self, model_path: Path | None = None, *, threads: int = 2) -> None:
