@@ -15,24 +15,16 @@ CTranslate2's other kernels.
 
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 import time
 
 NUMBERS = [digit * 2 for digit in "0123456789"] + [digit * 3 for digit in "0125"] + ["415", "5512"]
 GAPS_S = (0.05, 0.15, 0.3)
-SPELLED = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
-SPELLED |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
-
-
-def digits_of(text: str) -> str:
-    spelled = re.sub(r"[a-z]+", lambda word: SPELLED.get(word.group(), ""), text.lower())
-    return re.sub(r"\D", "", spelled)
 
 
 def main(windows: list[int]) -> None:
-    from strands_voice_tools.bench.eot_set import human_digits
+    from strands_voice_tools.bench.eot_set import digits_heard, human_digits
 
     import strands_voice.listen._whisper as whisper
 
@@ -47,7 +39,7 @@ def main(windows: list[int]) -> None:
                 started = time.perf_counter()
                 words = recognizer.recognize(pcm16)
                 took.append(time.perf_counter() - started)
-                if not words.trusted or digits_of(words.text) != number:
+                if not words.trusted or digits_heard(words.text) != number:
                     wrong.append(f"{number}@{gap_s}: {words.text[:30]!r}")
         count = len(NUMBERS) * len(GAPS_S)
         median_ms = round(1000 * statistics.median(took))

@@ -130,3 +130,16 @@ class Heard:
         await self.listener.aclose(wait_for_final=True)
         await asyncio.wait_for(self._reading, 10)
         return self.events
+
+
+def turn_model_installed() -> None:
+    """Smart Turn's file is there (the ``listen`` group), or skip (locally) / fail (CI)."""
+    from optional_groups import skip_or_fail
+    from strands_voice_protocol.errors import MissingDependencyError
+
+    from strands_voice.listen._turn_model import smart_turn_model_path
+
+    try:
+        smart_turn_model_path()
+    except MissingDependencyError as error:
+        skip_or_fail(str(error))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -14,8 +13,6 @@ from strands_voice_protocol.audio.resample import resample_linear
 
 __all__ = [
     "LISTEN_RATE",
-    "SPELLED_DIGITS",
-    "digits_said",
     "espeak_16k",
     "feed_realtime",
     "feed_settled",
@@ -26,9 +23,6 @@ __all__ = [
 
 LISTEN_RATE = 16000
 VOICE = "jm_kumo"  # the English-speaking voice of the offline packs
-#: Digits as a recognizer may spell them.
-SPELLED_DIGITS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5"}
-SPELLED_DIGITS |= {"six": "6", "seven": "7", "eight": "8", "nine": "9"}
 
 
 def speak_16k(engine: Any, text: str, speed: float = 1.0, voice: str = VOICE) -> bytes:
@@ -55,12 +49,6 @@ def espeak_16k(text: str, voice: str) -> bytes:
         skip_or_fail("espeak-ng is not installed: apt-get install espeak-ng (.ci/run installs it)")
     wav = subprocess.run([binary, "-v", voice, "--stdout", text], check=True, capture_output=True).stdout
     return resample_linear(wav_to_pcm16(wav), 24000, LISTEN_RATE)  # wav_to_pcm16 gives 24 kHz
-
-
-def digits_said(text: str) -> str:
-    """The digits of a transcript, spelled ones included ("Five, 5." -> "55")."""
-    words = re.findall(r"\w+", text.lower())
-    return re.sub(r"\D", "", " ".join(SPELLED_DIGITS.get(word, word) for word in words))
 
 
 def trimmed(pcm16: bytes, floor: int = 300) -> bytes:

@@ -16,15 +16,8 @@ from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import (
-    SPELLED_DIGITS,
-    digits_said,
-    espeak_16k,
-    feed_settled,
-    silence,
-    speak_16k,
-    trimmed,
-)
+from support.listen import turn_model_installed
+from support.spoken import espeak_16k, feed_settled, silence, speak_16k, trimmed
 
 from strands_voice.listen import Listener, ListenEvent, ListenSettings, Transcript, TurnEnded
 
@@ -89,14 +82,9 @@ def test_no_human_transcript_repeats_a_word_beyond_what_was_said(human_evidence:
 def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, recognizer: Any) -> None:
     """ "My card number is four one five, [0.8 s] five five five, [0.8 s] one two one two.": the verdict
     waits out each pause between the groups."""
-    from strands_voice_protocol.errors import MissingDependencyError
+    from strands_voice_tools.bench.eot_set import digits_heard
 
-    from strands_voice.listen._turn_model import smart_turn_model_path
-
-    try:
-        smart_turn_model_path()
-    except MissingDependencyError as error:
-        skip_or_fail(str(error))
+    turn_model_installed()
     groups = ["My card number is four one five,", "five five five,", "one two one two."]
     spoken = [trimmed(speak_16k(onnx_engine, group)) for group in groups]
     audio = silence(0.5) + silence(0.8).join(spoken) + silence(2.5)
@@ -104,7 +92,7 @@ def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, r
     finals = [e.text for e in events if isinstance(e, Transcript) and e.final]
     assert len([e for e in events if isinstance(e, TurnEnded)]) == 1
     assert len(finals) == 1
-    assert digits_said(finals[0]) == "4155551212"
+    assert digits_heard(finals[0]) == "4155551212"
 
 
 @pytest.mark.parametrize("said", ["He is taller than I am.", "Yes, I do."])
@@ -112,7 +100,7 @@ def test_a_sentence_ending_on_an_auxiliary_after_its_subject_ends_by_the_verdict
     onnx_engine: Any, recognizer: Any, said: str
 ) -> None:
     """The verb left out after its subject ends a sentence: the verdict ends the turn, not the 2 s limit."""
-    _require_smart_turn()
+    turn_model_installed()
     audio = silence(0.5) + trimmed(speak_16k(onnx_engine, said)) + silence(2.5)
     _assert_ended_by_the_verdict(asyncio.run(_listen(Listener(recognizer=recognizer), audio)))
 
@@ -126,7 +114,7 @@ def test_a_reply_ending_on_its_verb_after_lo_ends_by_the_verdict(
 ) -> None:
     """Spanish and Italian: the verb after "lo" ends a reply (espeak-ng's voice, Whisper held to the
     language); the 2 s limit before."""
-    _require_smart_turn()
+    turn_model_installed()
     audio = silence(0.5) + trimmed(espeak_16k(said, language)) + silence(2.5)
     listener = Listener(ListenSettings(language=language), recognizer=recognizer.hearing(language))
     _assert_ended_by_the_verdict(asyncio.run(_listen(listener, audio)))
@@ -135,7 +123,7 @@ def test_a_reply_ending_on_its_verb_after_lo_ends_by_the_verdict(
 def test_smart_turn_judges_alike_on_one_thread_or_two(onnx_engine: Any) -> None:
     """Its threads change what a judgment costs, not the probability the verdict's thresholds were
     calibrated on (a finished question and a cut sentence, in the endpoint's voice)."""
-    _require_smart_turn()
+    turn_model_installed()
     import numpy as np
 
     from strands_voice.listen import SmartTurn
@@ -147,17 +135,6 @@ def test_smart_turn_judges_alike_on_one_thread_or_two(onnx_engine: Any) -> None:
         assert abs(one.probability(audio) - two.probability(audio)) < 1e-3, said
 
 
-def _require_smart_turn() -> None:
-    from strands_voice_protocol.errors import MissingDependencyError
-
-    from strands_voice.listen._turn_model import smart_turn_model_path
-
-    try:
-        smart_turn_model_path()
-    except MissingDependencyError as error:
-        skip_or_fail(str(error))
-
-
 def _assert_ended_by_the_verdict(events: list[ListenEvent]) -> None:
     """One turn, ended by the verdict within 0.5 s of the caller's last sound."""
     ended = [e for e in events if isinstance(e, TurnEnded)]
@@ -167,6 +144,7 @@ def _assert_ended_by_the_verdict(events: list[ListenEvent]) -> None:
 
 def _repeated_beyond(heard: str, said: str) -> dict[str, int]:
     """The words ``heard`` more often than they were ``said`` (digits and number words alike)."""
+    from strands_voice_tools.bench.eot_set import SPELLED_DIGITS
 
     def counts(text: str) -> Counter[str]:
         words = [SPELLED_DIGITS.get(w, w) for w in re.findall(r"[a-z0-9']+", text.lower())]

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from optional_groups import require, skip_or_fail
-from support.spoken import digits_said, feed_realtime, feed_settled, silence, speak_16k
+from support.listen import turn_model_installed
+from support.spoken import feed_realtime, feed_settled, silence, speak_16k
 
 from strands_voice.listen import (
     EndOfTurn,
@@ -106,18 +107,6 @@ def test_a_pause_mid_sentence_is_not_the_end_of_the_turn(onnx_engine: Any, recog
     assert len([e for e in by_timer if isinstance(e, TurnEnded)]) == 2
 
 
-def turn_model_installed() -> None:
-    """Smart Turn's file is there (the ``listen`` group), or skip (locally) / fail (CI)."""
-    from strands_voice_protocol.errors import MissingDependencyError
-
-    from strands_voice.listen._turn_model import smart_turn_model_path
-
-    try:
-        smart_turn_model_path()
-    except MissingDependencyError as error:
-        skip_or_fail(str(error))
-
-
 def _partial_or_pause(event: ListenEvent) -> bool:
     from strands_voice.listen import CallerPaused, CallerResumed
 
@@ -194,6 +183,8 @@ def _digits(said: str, gap_s: float) -> bytes:
 def test_digits_said_again_are_written_as_often_as_said(recognizer: Any, said: str, gap_s: float) -> None:
     """Through the window cut to the turn alone, each of these came out as a loop (twenty fives, not
     trusted: the caller would be asked again)."""
+    from strands_voice_tools.bench.eot_set import digits_heard
+
     words = recognizer.recognize(_digits(said, gap_s))
     assert words.trusted, words.text
-    assert digits_said(words.text) == said, words.text
+    assert digits_heard(words.text) == said, words.text

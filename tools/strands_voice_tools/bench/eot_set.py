@@ -36,8 +36,10 @@ __all__ = [
     "ASTERISK_DIR",
     "DIGIT_GROUPS",
     "HUMAN_PROMPTS",
+    "SPELLED_DIGITS",
     "Heard",
     "Turn",
+    "digits_heard",
     "endpoint_turns",
     "human_digits",
     "human_turns",
@@ -45,6 +47,9 @@ __all__ = [
 ]
 
 ASTERISK_DIR: Final = Path("/usr/share/asterisk/sounds/en")
+#: Digits as a recognizer may spell them.
+SPELLED_DIGITS: Final = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4"}
+SPELLED_DIGITS.update(five="5", six="6", seven="7", eight="8", nine="9")
 _TRANSCRIPTS: Final = Path("/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")
 #: Prompts said as a caller could say them: statements, commands, short replies, several sentences.
 HUMAN_PROMPTS: Final = (
@@ -166,6 +171,13 @@ def human_digits(digits: str, gap_s: float) -> bytes:
     PCM16; the package must be installed)."""
     gap = bytes(2 * round(gap_s * RATE))
     return gap.join(_trimmed(_read_wav(ASTERISK_DIR / "digits" / f"{digit}.wav")) for digit in digits)
+
+
+def digits_heard(text: str) -> str:
+    """The digits of a transcript, spelled ones included ("Five, 5." -> "55"): what a recognizer heard of
+    :func:`human_digits`."""
+    words = re.findall(r"\w+", text.lower())
+    return re.sub(r"\D", "", " ".join(SPELLED_DIGITS.get(word, word) for word in words))
 
 
 def human_turns() -> list[Turn]:
