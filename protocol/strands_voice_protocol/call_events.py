@@ -84,13 +84,16 @@ class EndOfTurnFields(TypedDict):
 class TranscriptFields(TypedDict):
     """``transcript``: what the recognizer heard so far; ``final: true`` ends the caller's turn.
 
-    ``end_of_turn`` (v1.3): on a final, why the turn ended.
+    ``end_of_turn`` (v1.3): on a final, why the turn ended. ``counts`` (project): ``false`` on a final that
+    is no turn of the conversation (a backchannel or a noise said over the answer, which goes on); absent
+    otherwise.
     """
 
     role: str
     text: str
     final: bool
     end_of_turn: NotRequired[EndOfTurnFields]
+    counts: NotRequired[bool]
 
 
 class SpeechHeldFields(TypedDict):
@@ -157,9 +160,10 @@ class CallEventBuilder(EventBuilder):
         return {"type": "speech_start", "t_ms": self.t_ms(), "at_s": round(at_s, 3)}
 
     def transcript(
-        self, *, text: str, final: bool, end_of_turn: EndOfTurnFields | None = None
+        self, *, text: str, final: bool, end_of_turn: EndOfTurnFields | None = None, counts: bool = True
     ) -> TranscriptEvent:
-        """``transcript``: the caller's words so far (``role`` is always ``user``), why a final one ended."""
+        """``transcript``: the caller's words so far (``role`` is always ``user``), why a final one ended,
+        and whether it is a turn (``counts: false`` only on one that is not)."""
         event: TranscriptEvent = {
             "type": "transcript",
             "t_ms": self.t_ms(),
@@ -169,6 +173,8 @@ class CallEventBuilder(EventBuilder):
         }
         if end_of_turn is not None:
             event["end_of_turn"] = end_of_turn
+        if not counts:
+            event["counts"] = False
         return event
 
     def speech_paused(self, **fields: Unpack[SpeechHeldFields]) -> SpeechPausedEvent:

@@ -166,6 +166,30 @@ def test_speaking_during_an_answer_barges_in_and_the_agent_keeps_the_heard_part(
     assert second == f"Heard: {HOLD} / second question."
 
 
+def test_a_backchannel_over_the_answer_comes_as_a_final_that_is_no_turn(serve: Any) -> None:
+    model = HoldingEcho()
+    url, _app = serve(model, [HOLD, "Uh-huh."])
+
+    async def call() -> Caller:
+        caller = await Caller.listening(f"{url}?session_id={SESSION}")
+        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+        await caller.wait_for("audio_start")
+        await caller.speak(silence(0.5))
+        await caller.speak(tone(0.25) + silence(0.8))  # "uh-huh" over the answer
+        await caller.wait_for("speech_resumed")
+        while len([e for e in caller.of("transcript") if e["final"]]) < 2:
+            await caller.speak(silence(0.1))  # its final comes beside speech_resumed
+        await caller.close()
+        return caller
+
+    caller = asyncio.run(call())
+    model.gate.set()
+    finals = [e for e in caller.of("transcript") if e["final"]]
+    assert [(e["text"], e.get("counts")) for e in finals] == [(HOLD, None), ("Uh-huh.", False)]
+    assert not caller.of("interrupted") and len(caller.of("agent_start")) == 1
+    assert all("counts" not in e for e in caller.of("transcript") if not e["final"])
+
+
 def test_the_interrupt_frame_stops_the_answer(serve: Any) -> None:
     model = HoldingEcho()
     url, _app = serve(model, ["unused"])

@@ -100,12 +100,14 @@ def test_the_call_events_parse_as_a_client_reads_them() -> None:
         builder.speech_start(at_s=1.23456),
         builder.transcript(text="hi", final=True),
         builder.transcript(text="hi", final=True, end_of_turn={"by": "model", "p": 0.93}),
+        builder.transcript(text="uh-huh", final=True, end_of_turn={"by": "model", "p": 0.9}, counts=False),
         builder.speech_paused(request_id="r1", heard_ms=1234.5),
         builder.speech_resumed(request_id="r1", heard_ms=1234.5),
         builder.error(code="idle_timeout", message="bye"),
     ):
         assert parse_call_event(json.loads(json.dumps(event))) == event
     assert builder.speech_start(at_s=1.23456)["at_s"] == 1.235
+    assert "counts" not in builder.transcript(text="hi", final=True)  # a turn carries no counts
     assert parse_call_event({"type": "something_newer", "t_ms": 1}) is None
 
 

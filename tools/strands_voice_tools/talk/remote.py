@@ -4,8 +4,9 @@
 (the microphone, or the paced WAV) and output streams (the speakers and the status line, or the answer
 recorder) as the local ``BidiAgent``, joined to a WebSocket in the ``/ws`` call's words instead of to a
 model. What the socket sends becomes ``strands.bidi`` output events (binary audio → audio deltas,
-``agent_start``/``agent_end`` → response start/stop, ``interrupted`` → a barge-in, final transcripts and
-each answer's text → transcript blocks), so the outputs cannot tell a deployed agent from a local one.
+``agent_start``/``agent_end`` → response start/stop, ``interrupted`` → a barge-in, final transcripts that
+are turns (not a backchannel over the answer: ``counts: false``) and each answer's text → transcript
+blocks), so the outputs cannot tell a deployed agent from a local one.
 Microphone audio goes up as binary frames, none over AgentCore's 32 KB. One session id names the
 conversation for the whole run (``--session-id`` continues an earlier one).
 """
@@ -134,7 +135,7 @@ class RuntimeCall:
         kind = event.get("type")
         if kind == "listening":
             self._listening.set()
-        elif kind == "transcript" and event.get("final"):
+        elif kind == "transcript" and event.get("final") and event.get("counts", True):
             return [BidiTranscriptBlockEvent(str(event.get("text", "")), "user", self._request)]
         elif kind == "agent_start":
             self._request, self._text = str(event.get("request_id", "")), []

@@ -242,7 +242,9 @@ class Call:
         elif isinstance(action, ShowSpeechStart):
             await self.send(builder.speech_start(at_s=action.at_s))
         elif isinstance(action, ShowTranscript):
-            await self.send(builder.transcript(text=action.text, final=action.final, **_why(action)))
+            counts = action.counts or not action.final  # a partial is not judged yet
+            shown = builder.transcript(text=action.text, final=action.final, counts=counts, **_why(action))
+            await self.send(shown)
         elif isinstance(action, ReportError):
             await self.send(builder.error(code=action.code, message=action.message))
 

@@ -54,7 +54,9 @@ function onCallEvent(event) {
       break;
     case "transcript":
       showHearing(event.text || "", Boolean(event.final));
-      if (event.final) {
+      // A backchannel or a noise over the answer ("counts": false) is no question: the answer goes on.
+      if (event.final && event.counts === false) showHearing("", false);
+      else if (event.final) {
         stats.transcripts.push(event.text || "");
         hearing.pendingPrompt = (event.text || "").trim() || null;
         hearing.finalAt = performance.now();
