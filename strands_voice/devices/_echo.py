@@ -7,8 +7,12 @@ reference, what the speakers played at that moment (:class:`~strands_voice.devic
 written by the speakers' output callback as each block leaves for the device, so it is there long before
 it is heard) plus ``headroom_s``: the canceller then always gets a sound before its echo, ``headroom_s``
 ahead, even when the two devices' clocks are off by a little; its own delay estimator finds the rest (AEC3
-follows delays of up to about half a second). Sans-I/O: blocks and times in, cleaned
-audio out; the adapters (:class:`~strands_voice.devices.Microphone`,
+follows delays of up to about half a second). When the echo path moves while the speakers sound (either
+clock jumped: the process stalled, a device under- or overran; or a frame had to go without its
+reference), AEC3 adapted to the old path lets the echo through for seconds: it starts afresh (a reset
+AEC3 suppresses hard until it has found the path), and for ``settle_s`` its output is silence (the
+caller's first words in that moment are lost, the agent's own voice is not taken for theirs). Sans-I/O:
+blocks and times in, cleaned audio out; the adapters (:class:`~strands_voice.devices.Microphone`,
 :class:`~strands_voice.Speakers`) do the devices.
 
 Needs ``pywebrtc-audio`` (the ``speakers`` extra).
@@ -25,7 +29,7 @@ import numpy.typing as npt
 from strands_voice.devices._portaudio import import_devices_extra
 from strands_voice.devices._timeline import PlayedAudio, Timeline
 
-__all__ = ["HEADROOM_S", "MAX_WAIT_S", "EchoCanceller"]
+__all__ = ["HEADROOM_S", "MAX_WAIT_S", "SETTLE_S", "EchoCanceller"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +39,10 @@ logger = logging.getLogger(__name__)
 HEADROOM_S: Final = 0.05
 #: The longest a microphone frame waits for the speakers' callback to write its reference.
 MAX_WAIT_S: Final = 0.2
+#: How long the cleaned audio is silenced after the echo path moved while the speakers sounded.
+SETTLE_S: Final = 0.5
+_SOUNDING_S: Final = 0.5  # the speakers sound if this much of what they played before a frame has sound
+_SOUND_PEAK: Final = 100  # a peak above this (of 32767) is sound (about -50 dBFS)
 _FRAME_S: Final = 0.01  # WebRTC's frame
 _STOPPED_S: Final = 1.0  # speakers whose written sound ends this long before a frame's reference are off
 
@@ -50,8 +58,10 @@ class EchoCanceller:
         headroom_s: How far ahead of each frame's capture time its reference is taken (the delay AEC3
             starts from).
         max_wait_s: The longest a frame waits for its reference (in the microphone's time).
-        processor: A processor with ``process(near, far) -> cleaned`` over int16 frames (default: WebRTC's
-            ``AudioProcessor`` with AEC3 and the high-pass filter).
+        settle_s: How long the cleaned audio is silenced after the echo path moved while the speakers
+            sounded.
+        processor: A processor with ``process(near, far) -> cleaned`` over int16 frames and ``reset()``
+            (default: WebRTC's ``AudioProcessor`` with AEC3 and the high-pass filter).
 
     Raises:
         MissingDependencyError: pywebrtc-audio is not installed.
@@ -65,6 +75,7 @@ class EchoCanceller:
         noise_suppression: bool = False,
         headroom_s: float = HEADROOM_S,
         max_wait_s: float = MAX_WAIT_S,
+        settle_s: float = SETTLE_S,
         processor: Any = None,
     ) -> None:
         self.played = played
@@ -86,9 +97,14 @@ class EchoCanceller:
                 stream_delay_ms=round(headroom_s * 1000),
             )
         self._processor = processor
-        #: Frames cleaned so far, and those of them cleaned before their whole reference was written.
+        self._settle = round(settle_s * rate)
+        self._settled_from = 0  # the timeline index from which the output is no longer silenced
+        self._path = self._echo_path()
+        #: Frames cleaned so far, those of them cleaned before their whole reference was written, and those
+        #: silenced while AEC3 found a moved echo path again.
         self.frames = 0
         self.unreferenced = 0
+        self.silenced = 0
 
     def process(self, pcm16: bytes, at: float, missed: bool = False) -> bytes:
         """A block from the microphone (mono pcm16 at :attr:`rate`; its first sample captured at ``at``;
@@ -131,8 +147,32 @@ class EchoCanceller:
         waited = self.timeline.time_of(self.timeline.end) - self.timeline.time_of(index)
         if waited >= self.max_wait_s:
             self.unreferenced += 1
+            self._path = None  # cancelled against missing sound: as good as a moved path
             return True
         return False
+
+    def _echo_path(self) -> tuple[int, ...] | None:
+        """Where the two clocks stand: it changes when either jumps (a new speakers' stream included)."""
+        if self.played is None:
+            return None
+        played = self.played.timeline
+        return (id(played), played.gaps, played.restarts, self.timeline.gaps, self.timeline.restarts)
+
+    def _silenced(self, index: int) -> bool:
+        """Whether the frame at ``index`` is silenced (the echo path moved while the speakers sounded)."""
+        if self.played is None:
+            return False
+        path = self._echo_path()
+        if path != self._path:
+            self._path = path
+            at = self._reference_time(index) + _FRAME_S
+            recent = self.played.read(at - _SOUNDING_S, round(_SOUNDING_S * self.rate), self.rate)
+            if len(recent) and float(np.max(np.abs(recent))) > _SOUND_PEAK:
+                # AEC3 fresh from a reset suppresses hard until it finds the path; one adapted to the old
+                # path lets the echo through for seconds.
+                self._processor.reset()
+                self._settled_from = index + self._settle
+        return index < self._settled_from
 
     def _clean(self, near: npt.NDArray[np.int16], index: int) -> bytes:
         far16 = None
@@ -140,4 +180,9 @@ class EchoCanceller:
             far = self.played.read(self._reference_time(index), self._frame, self.rate)
             far16 = np.clip(np.rint(far), -32768, 32767).astype(np.int16)
         self.frames += 1
-        return bytes(np.asarray(self._processor.process(near, far16), dtype="<i2").tobytes())
+        silenced = self._silenced(index)
+        cleaned = np.asarray(self._processor.process(near, far16), dtype="<i2")  # AEC3 adapts either way
+        if silenced:
+            self.silenced += 1
+            return bytes(2 * len(near))
+        return bytes(cleaned.tobytes())

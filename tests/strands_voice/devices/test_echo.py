@@ -71,6 +71,10 @@ class RecordingProcessor:
 
     def __init__(self) -> None:
         self.pairs: list[tuple[Frame, Frame | None]] = []
+        self.resets: list[int] = []  # the number of frames processed before each reset
+
+    def reset(self) -> None:
+        self.resets.append(len(self.pairs))
 
     def process(
         self, near: npt.NDArray[np.int16], far: npt.NDArray[np.int16] | None
@@ -113,6 +117,44 @@ def test_a_frame_waits_for_its_reference_to_be_written() -> None:
     assert frames(160, 10.06) == 2
     assert frames(3_200, 10.07) == 8  # to the frame at 10.14; the later ones wait
     assert frames(3_200, 10.27) == 13  # the microphone is 0.2 s on: they wait no longer
+
+
+def _room(canceller: EchoCanceller, level: int, seconds: float, stall_at: float) -> npt.NDArray[np.int16]:
+    """20 ms blocks from time 10: the speakers play ``level`` (each block written 0.2 s before it is heard),
+    the microphone hears 1000 all along; at ``stall_at`` the speakers underrun for 0.3 s (the process
+    stalled). What the canceller lets through."""
+    assert canceller.played is not None
+    speakers, microphone = np.full(480, level, np.int16).tobytes(), np.full(320, 1_000, np.int16).tobytes()
+    heard_at, cleaned = 10.0, []
+    for n in range(round(seconds / 0.02)):
+        now = 10.0 + n * 0.02
+        while heard_at < now + 0.2:
+            missed = abs(heard_at - stall_at) < 0.001
+            heard_at += 0.3 if missed else 0.0
+            canceller.played.write(speakers, heard_at, missed)
+            heard_at += 0.02
+        cleaned.append(canceller.process(microphone, now))
+    return np.frombuffer(b"".join(cleaned), dtype="<i2")
+
+
+def test_a_moved_echo_path_silences_the_frames_while_aec3_finds_it_again() -> None:
+    """An underrun moves the speakers' clock while they sound: AEC3 is reset, the next 0.5 s of the
+    microphone is silence, then it is heard again; AEC3 still gets every frame."""
+    processor = RecordingProcessor()
+    canceller = EchoCanceller(PlayedAudio(SPEAKERS_RATE), processor=processor, settle_s=0.5)
+    out = _room(canceller, 5_000, 2.5, stall_at=11.0)
+    silent = np.flatnonzero(out == 0)
+    assert len(silent) == 0.5 * MIC_RATE and canceller.silenced == 50
+    assert silent[0] == 0.8 * MIC_RATE  # from when the block after the underrun was written (0.2 s ahead)
+    assert np.all(np.diff(silent) == 1) and len(processor.pairs) == len(out) // 160
+    assert processor.resets == [80]  # AEC3 starts afresh on the moved path
+
+
+def test_a_clock_that_moves_while_the_speakers_are_silent_silences_nothing() -> None:
+    processor = RecordingProcessor()
+    canceller = EchoCanceller(PlayedAudio(SPEAKERS_RATE), processor=processor, settle_s=0.5)
+    assert np.all(_room(canceller, 0, 2.5, stall_at=11.0) == 1_000) and canceller.silenced == 0
+    assert processor.resets == []
 
 
 def test_without_speakers_the_frames_get_no_reference() -> None:
