@@ -76,6 +76,17 @@ def answer_text(events: list[dict[str, Any]], request_id: str) -> str:
     return "".join(text).strip()
 
 
+async def speak_over_the_answer(url: str, listen_s: float, over_s: float) -> Caller:
+    """A call that asks a question, listens to the answer for ``listen_s`` (real time: heard audio) and
+    then makes a sound of ``over_s`` over it."""
+    caller = await Caller.listening(f"{url}?session_id={SESSION}")
+    await caller.speak(tone(0.6) + silence(0.8), realtime=False)
+    await caller.wait_for("audio_start")
+    await caller.speak(silence(listen_s))
+    await caller.speak(tone(over_s) + silence(0.8))
+    return caller
+
+
 def test_a_typed_turn_streams_its_audio_as_binary_frames_and_json_for_the_rest(serve: Any) -> None:
     url, _app = serve(HoldingEcho(), ["unused"])
 
@@ -138,11 +149,7 @@ def test_speaking_during_an_answer_barges_in_and_the_agent_keeps_the_heard_part(
     url, app = serve(model, [HOLD, "second question"])
 
     async def call() -> Caller:
-        caller = await Caller.listening(f"{url}?session_id={SESSION}")
-        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
-        await caller.wait_for("audio_start")
-        await caller.speak(silence(0.7))  # the caller listens for a while (real time: heard audio)
-        await caller.speak(tone(0.6) + silence(0.8))  # and speaks over the answer
+        caller = await speak_over_the_answer(url, listen_s=0.7, over_s=0.6)
         await caller.wait_for("agent_end", 2)
         await caller.close()
         return caller
@@ -171,11 +178,7 @@ def test_a_backchannel_over_the_answer_comes_as_a_final_that_is_no_turn(serve: A
     url, _app = serve(model, [HOLD, "Uh-huh."])
 
     async def call() -> Caller:
-        caller = await Caller.listening(f"{url}?session_id={SESSION}")
-        await caller.speak(tone(0.6) + silence(0.8), realtime=False)
-        await caller.wait_for("audio_start")
-        await caller.speak(silence(0.5))
-        await caller.speak(tone(0.25) + silence(0.8))  # "uh-huh" over the answer
+        caller = await speak_over_the_answer(url, listen_s=0.5, over_s=0.25)  # "uh-huh" over the answer
         await caller.wait_for("speech_resumed")
         while len([e for e in caller.of("transcript") if e["final"]]) < 2:
             await caller.speak(silence(0.1))  # its final comes beside speech_resumed

@@ -123,6 +123,21 @@ def test_a_pause_then_a_resume_is_a_reaction_but_not_a_stop() -> None:
     assert backchannel.paused_s == pytest.approx(0.2) and backchannel.reaction_s == pytest.approx(0.2)
 
 
+def test_a_final_that_counts_for_no_turn_is_not_the_end_of_a_turn() -> None:
+    log = CallLog(
+        said=[said("backchannel", 2.0, 2.5, "Uh-huh.")],
+        events=[
+            (2.2, {"type": "speech_paused"}),
+            (2.9, final("Uh-huh.", counts=False)),
+            (3.0, {"type": "speech_resumed"}),
+        ],
+        audio=[(0.0, tone(6.0))],
+    )
+    (backchannel,) = turn_figures(log)
+    assert backchannel.finals == 0 and backchannel.end_of_turn_s is None
+    assert [event[1] for event in timeline(log)["events"]] == ["speech_paused", "speech_resumed"]
+
+
 def test_without_events_the_audio_stopping_is_the_reaction_and_the_answer_playing_on_is_none() -> None:
     stopped = CallLog(said=[said("interruption", 2.0, 4.0, "Stop please.")], audio=[(0.0, tone(2.4))])
     ignored = CallLog(said=[said("noise", 2.0, 2.3)], audio=[(0.0, tone(8.0))])

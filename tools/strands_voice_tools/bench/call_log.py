@@ -198,9 +198,13 @@ def _belongs(event: dict[str, Any], said: Utterance) -> bool:
 
 
 def is_final(event: dict[str, Any]) -> bool:
-    """Whether ``event`` is the caller's final transcript (the end of a turn the system took)."""
+    """Whether ``event`` is the caller's final transcript that ends a turn the system took (not one the
+    system says counts for no turn: a backchannel or a noise over the answer)."""
     return (
-        event.get("type") == "transcript" and bool(event.get("final")) and event.get("role", "user") == "user"
+        event.get("type") == "transcript"
+        and bool(event.get("final"))
+        and event.get("role", "user") == "user"
+        and event.get("counts", True) is not False
     )
 
 
