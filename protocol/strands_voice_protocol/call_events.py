@@ -13,6 +13,7 @@ at once and keeps its buffer) and ``speech_resumed`` (it was a backchannel or a 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal, NotRequired, TypedDict, Unpack, cast, get_args
 
 from strands_voice_protocol.event_shapes import EventShapes
@@ -35,6 +36,7 @@ __all__ = [
     "SpeechStartFields",
     "TranscriptEvent",
     "TranscriptFields",
+    "ends_turn",
     "parse_call_event",
 ]
 
@@ -146,6 +148,17 @@ def parse_call_event(value: object) -> CallEvent | None:
     if own is not None:
         return cast(CallEvent, own)
     return parse_event(value)
+
+
+def ends_turn(event: Mapping[str, object]) -> bool:
+    """Whether a decoded call event is the caller's final transcript that ends a turn (not one that counts
+    for no turn: a backchannel or a noise said over the answer, ``counts: false``)."""
+    return (
+        event.get("type") == "transcript"
+        and bool(event.get("final"))
+        and event.get("role", "user") == "user"
+        and event.get("counts", True) is not False
+    )
 
 
 class CallEventBuilder(EventBuilder):

@@ -19,7 +19,7 @@ from agentcore_app.call._frames import (
     ToTurns,
     Wait,
 )
-from strands_voice_protocol.call_events import CALL_ERROR_CODES, CallEventBuilder, parse_call_event
+from strands_voice_protocol.call_events import CALL_ERROR_CODES, CallEventBuilder, ends_turn, parse_call_event
 
 from strands_voice.turns import StopPressed, Typed
 
@@ -108,6 +108,9 @@ def test_the_call_events_parse_as_a_client_reads_them() -> None:
         assert parse_call_event(json.loads(json.dumps(event))) == event
     assert builder.speech_start(at_s=1.23456)["at_s"] == 1.235
     assert "counts" not in builder.transcript(text="hi", final=True)  # a turn carries no counts
+    assert ends_turn(builder.transcript(text="hi", final=True))
+    assert not ends_turn(builder.transcript(text="uh-huh", final=True, counts=False))
+    assert not ends_turn(builder.transcript(text="hi", final=False))
     assert parse_call_event({"type": "something_newer", "t_ms": 1}) is None
 
 

@@ -17,6 +17,7 @@ import time
 from typing import Any, Final
 
 from strands_voice_protocol.aio.tasks import cancel_and_wait
+from strands_voice_protocol.call_events import ends_turn
 from strands_voice_protocol.errors import StrandsVoiceError
 
 from strands_voice_tools.bench.call_log import (
@@ -24,7 +25,6 @@ from strands_voice_tools.bench.call_log import (
     Utterance,
     answer_playing,
     first_heard_at,
-    is_final,
     play,
 )
 from strands_voice_tools.bench.turn_set import Said
@@ -126,7 +126,7 @@ class CallLink:
             now = time.perf_counter()
             spans = play(self.log)
             last = max([end for _, end in spans] + [at for at, _ in self.log.audio[-1:]] + [0.0])
-            turn = max([at for at, event in self.log.events if is_final(event)] + [0.0])
+            turn = max([at for at, event in self.log.events if ends_turn(event)] + [0.0])
             answered = last > turn or now - turn >= pending_s
             if answered and now - last >= quiet_s and not any(start <= now < end for start, end in spans):
                 return True

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from strands_voice_protocol.audio.audible import FirstHeard
+from strands_voice_protocol.call_events import ends_turn
 from strands_voice_protocol.languages import unspaced
 
 from strands_voice_tools.bench.turn_set import Kind
@@ -38,7 +39,6 @@ __all__ = [
     "UtteranceFigures",
     "answer_playing",
     "first_heard_at",
-    "is_final",
     "kinds",
     "play",
     "silent_from",
@@ -197,17 +197,6 @@ def _belongs(event: dict[str, Any], said: Utterance) -> bool:
     return not text.strip() or said.kind in ("backchannel", "noise") or bool(_words(text) & _words(said.text))
 
 
-def is_final(event: dict[str, Any]) -> bool:
-    """Whether ``event`` is the caller's final transcript that ends a turn the system took (not one the
-    system says counts for no turn: a backchannel or a noise over the answer)."""
-    return (
-        event.get("type") == "transcript"
-        and bool(event.get("final"))
-        and event.get("role", "user") == "user"
-        and event.get("counts", True) is not False
-    )
-
-
 def _first(log: CallLog, kind: str, start: float, until: float) -> float | None:
     return next((at for at, event in log.events if event.get("type") == kind and start <= at < until), None)
 
@@ -226,7 +215,7 @@ def _spoken_turn(log: CallLog, said: Utterance, until: float) -> UtteranceFigure
     finals = [
         (at, event)
         for at, event in log.events
-        if is_final(event) and said.start <= at < until and _belongs(event, said)
+        if ends_turn(event) and said.start <= at < until and _belongs(event, said)
     ]
     last_at, last = finals[-1] if finals else (None, {})
     by = (last.get("end_of_turn") or {}).get("by") if last else None
@@ -326,7 +315,7 @@ def timeline(log: CallLog) -> dict[str, Any]:
     events = []
     for at, event in log.events:
         kind = event.get("type")
-        if kind in TIMELINE_EVENTS and (kind != "transcript" or is_final(event)):
+        if kind in TIMELINE_EVENTS and (kind != "transcript" or ends_turn(event)):
             detail = {key: event[key] for key in ("text", "end_of_turn", "code") if key in event}
             events.append([ms(at), kind, detail] if detail else [ms(at), kind])
     return {

@@ -31,6 +31,7 @@ from strands.bidi.types.events import (
     BidiTranscriptBlockEvent,
 )
 from strands_voice_protocol.aio.tasks import cancel_and_wait
+from strands_voice_protocol.call_events import ends_turn
 from strands_voice_protocol.errors import StrandsVoiceError
 from strands_voice_protocol.wire import SAMPLE_RATE
 
@@ -135,7 +136,7 @@ class RuntimeCall:
         kind = event.get("type")
         if kind == "listening":
             self._listening.set()
-        elif kind == "transcript" and event.get("final") and event.get("counts", True):
+        elif ends_turn(event):
             return [BidiTranscriptBlockEvent(str(event.get("text", "")), "user", self._request)]
         elif kind == "agent_start":
             self._request, self._text = str(event.get("request_id", "")), []
