@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from optional_groups import require
+from strands_voice_protocol.call_events import ends_turn
 from support.call import Caller
 from support.spoken import espeak_16k, silence, speak_16k
 
@@ -121,6 +122,8 @@ def test_a_japanese_caller_is_heard_in_japanese(japanese_app: Any, onnx_engine: 
     # The question, the barge-in and the four paused sentences are turns; the aizuchi are heard as such.
     finals = [text for text in heard if not is_backchannel(text, "j")]
     assert len(finals) == 2 + len(PAUSED), heard
+    # ... and the call says so: each aizuchi's final counts for no turn.
+    assert [event["text"] for event in caller.of("transcript") if ends_turn(event)] == finals, heard
     assert "プレミアム" in finals[0] and "プラン" in finals[0], finals
     # Not cut at the pause: each paused sentence is one turn holding both of its halves' words.
     for (first, second, _voice), heard in zip(PAUSED, finals[2:], strict=True):
