@@ -37,6 +37,7 @@ __all__ = [
     "check_transcript",
     "collapse_loops",
     "repeats_a_word",
+    "same_words",
     "voiced_seconds",
 ]
 
@@ -135,6 +136,11 @@ def repeats_a_word(text: str) -> bool:
     """Whether ``text`` says a word twice in a row ("5 5", "no, no"): where a recognizer may miscount."""
     plain = _plain_words(text)
     return any(first == second for first, second in itertools.pairwise(plain))
+
+
+def same_words(first: str, second: str) -> bool:
+    """Whether two transcripts say the same words (case and punctuation aside: "5, 5." is "5 5")."""
+    return _plain_words(first) == _plain_words(second)
 
 
 def voiced_seconds(audio: npt.NDArray[np.float32], rate: int = 16000) -> float:

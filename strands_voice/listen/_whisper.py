@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 from strands_voice_protocol.aio.tasks import cancel_and_wait
@@ -35,7 +35,13 @@ from strands_voice_protocol.languages import hearing_language
 
 from strands_voice.listen._deps import import_extra
 from strands_voice.listen._recognizer import RecognitionStream, Recognized
-from strands_voice.listen._transcript_guard import Checked, check_transcript, repeats_a_word, voiced_seconds
+from strands_voice.listen._transcript_guard import (
+    Checked,
+    check_transcript,
+    repeats_a_word,
+    same_words,
+    voiced_seconds,
+)
 
 __all__ = ["WhisperRecognizer", "max_tokens", "short_window_samples", "whisper_model_dir"]
 
@@ -56,6 +62,13 @@ _RECHECK_WINDOW_S: Final = 20
 #: log-probability below the next) is dropped.
 _NO_SPEECH_P: Final = 0.6
 _LOG_PROB_MIN: Final = -1.0
+
+
+class _Encoded(NamedTuple):
+    """An utterance through Whisper's encoder, and the language its text is decoded in."""
+
+    features: Any
+    language: str
 
 
 def short_window_samples(audio_samples: int) -> int:
@@ -207,26 +220,36 @@ class WhisperRecognizer:
     def _recognize_checked(
         self, model: Any, audio: np.ndarray[Any, Any], prompt: str | None
     ) -> tuple[Checked, float | None]:
-        """The checked words of ``audio`` and their confidence: through a window cut to the turn, and again
-        through a 20 s window (where the cut one is shorter) when its text repeats a word or is not trusted.
+        """The checked words of ``audio`` and their confidence: through a window cut to the turn; a text
+        that repeats a word is read again from the same encoding with Whisper's timestamps on, and heard
+        again through a 20 s window (where the cut one is shorter) when the two readings differ or the
+        text is not trusted.
 
         The cut window miscounts a word said twice in a row: of 48 numbers of the Asterisk digits with a
         digit said two or three times in a row (0.05-0.3 s apart), 20 came out wrong, as a loop (twenty
         fives) or with one digit more ("5 5 5"). Heard again through 20 s, none was wrong on any of
         CTranslate2's kernels here (MKL on AVX-512 VNNI, AVX-512 and AVX2; its own on AVX2); through 10 s
-        three still looped, through 16 s MKL's AVX2 kernels wrote "0 0 0" as four. The second pass costs
-        about 0.3 s on two cores, on those turns only (``scripts/measure_repeated_words.py``).
+        three still looped, through 16 s MKL's AVX2 kernels wrote "0 0 0" as four. The 20 s window costs
+        about 0.3 s on two cores; the second reading (its decoder alone, about 60 ms) agreed with the first
+        on most numbers written right and on none written wrong, so those skip the 20 s window
+        (``scripts/measure_repeated_words.py``).
         """
         voiced = voiced_seconds(audio)
         if audio.size > _SHORT_WINDOW_MAX_S * _RATE:
             return check_transcript(self._transcribe_window(model, audio), voiced), None
-        cut = self._recognize_short(model, audio, prompt)
+        encoded = self._encode(model, audio)
+        cut = self._decode(model, encoded, audio.size, prompt)
         checked = check_transcript(cut.text, voiced)
         recheck = _RECHECK_WINDOW_S * _RATE
         doubtful = not checked.trusted or repeats_a_word(checked.text)
         if not doubtful or short_window_samples(audio.size) >= recheck:
             return checked, cut.confidence
-        wide = self._recognize_short(model, audio, prompt, recheck)
+        if checked.trusted:
+            reread = self._decode(model, encoded, audio.size, prompt, timestamps=True)
+            if same_words(reread.text, checked.text):
+                logger.debug("text=<%s> | repeated word read again alike", checked.text)
+                return checked, cut.confidence
+        wide = self._decode(model, self._encode(model, audio, recheck), audio.size, prompt)
         wide_checked = check_transcript(wide.text, voiced)
         logger.debug("cut=<%s>, wide=<%s> | repeated word heard again", checked.text, wide_checked.text)
         return (wide_checked, wide.confidence) if wide_checked.trusted else (checked, cut.confidence)
@@ -248,19 +271,14 @@ class WhisperRecognizer:
         )
         return " ".join(segment.text.strip() for segment in segments).strip()
 
-    def _recognize_short(
-        self, model: Any, audio: np.ndarray[Any, Any], prompt: str | None, window_samples: int = 0
-    ) -> Recognized:
-        """One utterance through an encoder window cut to its length (:func:`short_window_samples`, or
-        ``window_samples`` where that is longer).
+    def _encode(self, model: Any, audio: np.ndarray[Any, Any], window_samples: int = 0) -> _Encoded:
+        """``audio`` through an encoder window cut to its length (:func:`short_window_samples`, or
+        ``window_samples`` where that is longer), and the language to decode it in.
 
         Whisper's encoder costs the same for every window it is given, and faster-whisper always gives it
         30 s: a 3 s question through a 4 s window is encoded about seven times faster, with the same text.
-        The decoder is held to what the audio can hold (:func:`max_tokens`): a hallucinated loop ("Nanua.
-        Nanua. ...") would otherwise decode for seconds.
         """
         ctranslate2 = import_extra("ctranslate2")
-        tokenizers = import_extra("faster_whisper.tokenizer")
         samples = max(window_samples, short_window_samples(audio.size))
         padded = np.zeros(samples, dtype=np.float32)
         padded[: audio.size] = audio
@@ -271,15 +289,34 @@ class WhisperRecognizer:
         language = self._language
         if language is None:
             language = model.model.detect_language(encoded)[0][0][0].strip("<|>")
+        return _Encoded(encoded, language)
+
+    def _decode(
+        self,
+        model: Any,
+        encoded: _Encoded,
+        audio_samples: int,
+        prompt: str | None,
+        *,
+        timestamps: bool = False,
+    ) -> Recognized:
+        """The text of an encoded utterance (``timestamps``: Whisper's timestamp tokens on, another reading
+        of the same sound; they are left out of the text).
+
+        The decoder is held to what the audio can hold (:func:`max_tokens`): a hallucinated loop ("Nanua.
+        Nanua. ...") would otherwise decode for seconds.
+        """
+        tokenizers = import_extra("faster_whisper.tokenizer")
         tokenizer = tokenizers.Tokenizer(
-            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=language
+            model.hf_tokenizer, model.model.is_multilingual, task="transcribe", language=encoded.language
         )
         context = [tokenizer.sot_prev, *tokenizer.encode(" " + prompt.strip())] if prompt else []
+        start = [*context, *tokenizer.sot_sequence] + ([] if timestamps else [tokenizer.no_timestamps])
         result = model.model.generate(
-            encoded,
-            [[*context, *tokenizer.sot_sequence, tokenizer.no_timestamps]],
+            encoded.features,
+            [start],
             beam_size=self._beam_size,
-            max_length=max_tokens(audio.size),
+            max_length=max_tokens(audio_samples),
             return_scores=True,
             return_no_speech_prob=True,
         )

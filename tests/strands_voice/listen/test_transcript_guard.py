@@ -63,3 +63,13 @@ def test_words_that_do_not_repeat_are_not(text: str) -> None:
     from strands_voice.listen._transcript_guard import repeats_a_word
 
     assert not repeats_a_word(text)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [("5 5", "5, 5.", True), ("No, no.", "no no", True), ("5 5", "5 5 5", False), ("5 5", "55", False)],
+)
+def test_two_readings_say_the_same_words_whatever_their_marks(first: str, second: str, same: bool) -> None:
+    from strands_voice.listen._transcript_guard import same_words
+
+    assert same_words(first, second) is same
