@@ -1,0 +1,89 @@
+"""The page on a call: a final transcript that counts for no turn (``"counts": false``: a backchannel or a
+noise said over the answer) is no question; the final after it is. A tiny call server on 127.0.0.1 speaks
+the ``/ws`` frames; Chromium's fake microphone plays silence."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.browser import SAMPLE_RATE, PageSession, microphone_chromium, open_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+QUESTION = "What does it cost?"
+BACKCHANNEL = "Uh-huh."
+WAIT_MS = 60_000  # a hang guard on a shared CPU, not a timing assertion
+
+
+@pytest.fixture(scope="module")
+def mic_browser(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from strands_voice_protocol.audio import write_wav
+
+    wav: Path = tmp_path_factory.mktemp("mic") / "silence.wav"
+    write_wav(wav, bytes(2 * SAMPLE_RATE * 2), SAMPLE_RATE)
+    with microphone_chromium(chromium_path, wav) as instance:
+        yield instance
+
+
+@pytest.fixture
+def call_server() -> Iterator[str]:
+    """The page, and a ``/ws`` that answers ``start`` with ``listening``, then sends a backchannel's final
+    (``counts: false``) and a question's final."""
+    from agentcore_app.app import STATIC_DIR
+    from kokoro_endpoint.serving.runner import running_server
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, Response
+    from starlette.routing import Mount, Route, WebSocketRoute
+    from starlette.staticfiles import StaticFiles
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    async def index(_request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+
+    async def call(socket: WebSocket) -> None:
+        await socket.accept()
+        while (await socket.receive()).get("text") is None:
+            pass  # audio before `start` (none is sent before it)
+        await socket.send_json({"type": "listening", "t_ms": 0})
+        await socket.send_json(
+            {"type": "transcript", "t_ms": 1, "text": BACKCHANNEL, "final": True, "counts": False}
+        )
+        await asyncio.sleep(0.2)
+        await socket.send_json({"type": "transcript", "t_ms": 2, "text": QUESTION, "final": True})
+        try:
+            while (await socket.receive())["type"] != "websocket.disconnect":
+                pass
+        except WebSocketDisconnect:
+            pass
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            WebSocketRoute("/ws", call),
+            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
+        ]
+    )
+    with running_server(app) as server:
+        yield server.base_url + "/"
+
+
+def test_a_final_that_counts_for_no_turn_is_no_question(mic_browser: Any, call_server: str) -> None:
+    context = mic_browser.new_context(permissions=["microphone"])
+    session = PageSession(page=context.new_page())
+    page = session.page
+    page.on("console", lambda message: session.console.append((message.type, message.text)))
+    try:
+        open_page(session, call_server)
+        page.click("#talk")
+        page.wait_for_function("() => window.voiceStats.transcripts.length > 0", timeout=WAIT_MS)
+        assert session.stats()["transcripts"] == [QUESTION]
+        page.click("#talk")  # hang up
+        session.wait_for_state("idle", timeout_s=30)
+    finally:
+        context.close()
+    assert session.console_errors == []
