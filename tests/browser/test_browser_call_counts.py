@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import SAMPLE_RATE, PageSession, microphone_chromium, open_page
+from support.browser import SAMPLE_RATE, microphone_chromium, microphone_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -73,17 +73,10 @@ def call_server() -> Iterator[str]:
 
 
 def test_a_final_that_counts_for_no_turn_is_no_question(mic_browser: Any, call_server: str) -> None:
-    context = mic_browser.new_context(permissions=["microphone"])
-    session = PageSession(page=context.new_page())
-    page = session.page
-    page.on("console", lambda message: session.console.append((message.type, message.text)))
-    try:
-        open_page(session, call_server)
-        page.click("#talk")
-        page.wait_for_function("() => window.voiceStats.transcripts.length > 0", timeout=WAIT_MS)
+    with microphone_page(mic_browser, call_server) as session:
+        session.page.click("#talk")
+        session.page.wait_for_function("() => window.voiceStats.transcripts.length > 0", timeout=WAIT_MS)
         assert session.stats()["transcripts"] == [QUESTION]
-        page.click("#talk")  # hang up
+        session.page.click("#talk")  # hang up
         session.wait_for_state("idle", timeout_s=30)
-    finally:
-        context.close()
     assert session.console_errors == []

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from botocore.credentials import Credentials
 from support.agentcore_stand_in import ACCESS_KEY, SECRET_KEY, stand_in_thread
-from support.browser import SAMPLE_RATE, PageSession, microphone_chromium, open_page, speechlike_pcm16
+from support.browser import SAMPLE_RATE, microphone_chromium, microphone_page, speechlike_pcm16
 from support.runtime_app import ARN, runtime_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -56,12 +56,8 @@ def test_talk_calls_the_runtime_through_a_presigned_url(
     mic_browser: Any, runtime_page_url: tuple[str, Any]
 ) -> None:
     url, stand_in = runtime_page_url
-    context = mic_browser.new_context(permissions=["microphone"])
-    session = PageSession(page=context.new_page())
-    page = session.page
-    page.on("console", lambda message: session.console.append((message.type, message.text)))
-    try:
-        open_page(session, url)
+    with microphone_page(mic_browser, url) as session:
+        page = session.page
         page.click("#talk")
         session.wait_for_state("listening", timeout_s=WAIT_MS / 1000)
         page.wait_for_selector("#turns li .you", timeout=WAIT_MS)
@@ -69,8 +65,6 @@ def test_talk_calls_the_runtime_through_a_presigned_url(
         page.wait_for_function("() => window.voiceStats.chunksScheduled > 0", timeout=WAIT_MS)
         page.click("#talk")  # hang up
         session.wait_for_state("idle", timeout_s=30)
-    finally:
-        context.close()
     assert stand_in.refused == []
     conversation = stand_in.sessions
     assert len(conversation) == 1 and len(conversation[0]) >= 33

@@ -121,6 +121,20 @@ def microphone_chromium(chromium_path: str, wav: Path) -> Iterator[Any]:
             instance.close()
 
 
+@contextmanager
+def microphone_page(browser: Any, url: str) -> Iterator[PageSession]:
+    """The page at ``url`` in a fresh context of ``browser`` (:func:`microphone_chromium`) with the
+    microphone permitted, its console recorded; the context is closed after."""
+    context = browser.new_context(permissions=["microphone"])
+    session = PageSession(page=context.new_page())
+    session.page.on("console", lambda message: session.console.append((message.type, message.text)))
+    try:
+        open_page(session, url)
+        yield session
+    finally:
+        context.close()
+
+
 def open_page(session: PageSession, url: str) -> None:
     """Loads the page and waits until its script has wired everything."""
     session.page.goto(url)
