@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.browser import SAMPLE_RATE, microphone_chromium, microphone_page
+from support.browser import SAMPLE_RATE, microphone_chromium, microphone_page, page_routes
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
@@ -32,42 +32,25 @@ def mic_browser(chromium_path: str, tmp_path_factory: pytest.TempPathFactory) ->
 @pytest.fixture
 def call_server() -> Iterator[str]:
     """The page, and a ``/ws`` that answers ``start`` with ``listening``, then sends a backchannel's final
-    (``counts: false``) and a question's final."""
-    from agentcore_app.app import STATIC_DIR
+    (``counts: false``) and a question's final, and holds the call until the page hangs up."""
     from kokoro_endpoint.serving.runner import running_server
     from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import FileResponse, Response
-    from starlette.routing import Mount, Route, WebSocketRoute
-    from starlette.staticfiles import StaticFiles
-    from starlette.websockets import WebSocket, WebSocketDisconnect
-
-    async def index(_request: Request) -> Response:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocket
 
     async def call(socket: WebSocket) -> None:
         await socket.accept()
-        while (await socket.receive()).get("text") is None:
-            pass  # audio before `start` (none is sent before it)
-        await socket.send_json({"type": "listening", "t_ms": 0})
-        await socket.send_json(
-            {"type": "transcript", "t_ms": 1, "text": BACKCHANNEL, "final": True, "counts": False}
-        )
-        await asyncio.sleep(0.2)
-        await socket.send_json({"type": "transcript", "t_ms": 2, "text": QUESTION, "final": True})
-        try:
-            while (await socket.receive())["type"] != "websocket.disconnect":
-                pass
-        except WebSocketDisconnect:
-            pass
+        started = False
+        while (message := await socket.receive())["type"] != "websocket.disconnect":
+            if not started and message.get("text") is not None:  # `start`; audio frames follow it
+                started = True
+                await socket.send_json({"type": "listening", "t_ms": 0})
+                backchannel = {"type": "transcript", "t_ms": 1, "text": BACKCHANNEL, "final": True}
+                await socket.send_json({**backchannel, "counts": False})
+                await asyncio.sleep(0.2)
+                await socket.send_json({"type": "transcript", "t_ms": 2, "text": QUESTION, "final": True})
 
-    app = Starlette(
-        routes=[
-            Route("/", index),
-            WebSocketRoute("/ws", call),
-            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
-        ]
-    )
+    app = Starlette(routes=[*page_routes(), WebSocketRoute("/ws", call)])
     with running_server(app) as server:
         yield server.base_url + "/"
 

@@ -28,7 +28,7 @@ import numpy as np
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -292,16 +292,16 @@ def create_replay_app(record: ReplayRecord, *, word_delay_s: float = 0.03, chunk
             record.disconnected += 1
             raise
 
+    return Starlette(routes=[*page_routes(), Route("/invocations", invocations, methods=["POST"])])
+
+
+def page_routes() -> list[BaseRoute]:
+    """The page's own routes: ``/`` (index.html) and its ``/static`` files, for a test's app beside them."""
+
     async def index(_request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
 
-    return Starlette(
-        routes=[
-            Route("/", index),
-            Route("/invocations", invocations, methods=["POST"]),
-            Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"),
-        ]
-    )
+    return [Route("/", index), Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static")]
 
 
 @dataclass
