@@ -9,16 +9,21 @@ what the judging itself takes on a laptop:
 
 1. words that stop where an utterance cannot (:func:`~strands_voice.listen._words.unfinished`: a trailing
    comma, a conjunction, a preposition, an article, "I would like to know") -> the open-turn limit,
-   whatever the audio says;
-2. a number being dictated ("four one five, ...": digits last) -> :attr:`Thresholds.number_wait_s`,
+   whatever the audio says (a question that strands its preposition aside: 2);
+2. a question that ends on the preposition it strands ("Who am I speaking to?") -> now if the audio is
+   sure, else :attr:`Thresholds.stranded_wait_s`, longer than a pause mid-sentence: the same words end a
+   question cut before the preposition's object ("What do you know about [the family plan]?"), and the
+   voice falls at both;
+3. a number being dictated ("four one five, ...": digits last) -> :attr:`Thresholds.number_wait_s`,
    longer than the pause between a number's groups;
-3. a question whose audio does not clearly go on (``p >= question_p``) -> now;
-4. words that end a sentence (a final period or "!"): the audio sure (``p >= complete_p``), or a voice that
+4. a question whose audio does not clearly go on (``p >= question_p``), or whose voice fell at the end
+   (``fall <= fall_st``: Smart Turn doubts some finished questions, wh-questions fall) -> now;
+5. words that end a sentence (a final period or "!"): the audio sure (``p >= complete_p``), or a voice that
    fell at the end (:func:`~strands_voice.listen._pitch.final_fall` at or below ``fall_st``) with some
    audio support (``p >= fall_p``) -> now; otherwise -> :attr:`Thresholds.finished_wait_s`;
-5. words without a final mark ("Thank you for your patience") -> now if the audio is sure, else
+6. words without a final mark ("Thank you for your patience") -> now if the audio is sure, else
    :attr:`Thresholds.unmarked_wait_s`;
-6. no words (not known in time) -> now if the audio is sure, else the open-turn limit.
+7. no words (not known in time) -> now if the audio is sure, else the open-turn limit.
 
 Every threshold is in :class:`Thresholds` (:data:`THRESHOLDS`, calibrated on the bench's labelled set of
 the endpoint's voices and real human recordings: docs/benchmarks.md). The probability reported with the
@@ -32,7 +37,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Final
 
-from strands_voice.listen._words import asks, dictating, unfinished
+from strands_voice.listen._words import asks, dictating, strands, unfinished
 
 __all__ = ["COMPLETE_P", "QUESTION_P", "THRESHOLDS", "Thresholds", "Verdict", "judge_turn"]
 
@@ -53,6 +58,8 @@ class Thresholds:
         unmarked_wait_s: Silence that ends a turn whose words carry no final mark and whose sound is unsure.
         number_wait_s: Silence that ends a turn that stops on a number being dictated (longer than the
             pause between its groups).
+        stranded_wait_s: Silence that ends a question on a stranded preposition whose sound is unsure
+            (longer than a pause mid-sentence, shorter than the open-turn limit).
         complete_wait_s: The least silence that ends even a complete turn: a caller's breath between two
             sentences, or at a comma the recognizer wrote as a period, is shorter (and on a fast machine
             the verdict comes before it is over).
@@ -66,6 +73,7 @@ class Thresholds:
     finished_wait_s: float = 0.3
     unmarked_wait_s: float = 0.45
     number_wait_s: float = 1.1
+    stranded_wait_s: float = 1.1
     complete_wait_s: float = 0.25
     question_wait_s: float = 0.15
 
@@ -76,6 +84,7 @@ class Thresholds:
             finished_wait_s=self.finished_wait_s * factor,
             unmarked_wait_s=self.unmarked_wait_s * factor,
             number_wait_s=self.number_wait_s * factor,
+            stranded_wait_s=self.stranded_wait_s * factor,
             complete_wait_s=self.complete_wait_s * factor,
             question_wait_s=self.question_wait_s * factor,
         )
@@ -127,15 +136,19 @@ def judge_turn(
     text = (words or "").strip()
     if not text:
         return Verdict(True, p_audio, t.complete_wait_s) if sure else Verdict(False, p_audio)
+    if strands(text, language):
+        return (
+            Verdict(True, p_audio, t.question_wait_s) if sure else Verdict(False, p_audio, t.stranded_wait_s)
+        )
     if dictating(text, language):
         return Verdict(False, min(p_audio, 0.1), t.number_wait_s)
     if unfinished(text, language):
         return Verdict(False, min(p_audio, 0.1))
+    fell = fall is not None and fall <= t.fall_st
     if asks(text, language):
-        if p_audio >= t.question_p:
+        if p_audio >= t.question_p or fell:
             return Verdict(True, max(p_audio, 0.9), t.question_wait_s)
         return Verdict(False, p_audio, t.finished_wait_s)
-    fell = fall is not None and fall <= t.fall_st and p_audio >= t.fall_p
-    if sure or (fell and text[-1] in _STATEMENT_ENDS):
+    if sure or (fell and p_audio >= t.fall_p and text[-1] in _STATEMENT_ENDS):
         return Verdict(True, p_audio, t.complete_wait_s)
     return Verdict(False, p_audio, t.finished_wait_s if text[-1] in _STATEMENT_ENDS else t.unmarked_wait_s)

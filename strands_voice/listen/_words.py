@@ -12,6 +12,9 @@ guess from another's: its turns are judged by the sound alone, and the log says 
   left out), after the words that allow it (``closed_phrases``: English's, and a verb after its pronoun
   in Spanish, French and Italian: "Sí, lo es", "Sì, lo sono").
 - :func:`dictating`: the words stop on a number still being read (digits or a number word last).
+- :func:`strands`: a question ends on the preposition it strands ("Who am I speaking to?"): finished, or
+  cut before the preposition's object ("What do you know about [the family plan]?"); the words cannot
+  tell which (English's ``stranded_questions``).
 - :func:`asks`: the words end a question ("?", 「…ですか」「…の」「…よね」, 「…吗」).
 - :func:`backchannel_prompt`: the recognizer's context while the agent speaks, so that a backchannel is
   written as one (Whisper writes a mumbled "uh-huh" as "We're hard." without it; the listener's, so here).
@@ -43,6 +46,7 @@ __all__ = [
     "asks",
     "backchannel_prompt",
     "dictating",
+    "strands",
     "turn_words",
     "unfinished",
     "words_of",
@@ -80,6 +84,8 @@ class TurnWords:
         open_phrases: A pattern of the last words that leave the sentence open.
         closed_phrases: A pattern of last words that end a sentence on an open ending (an auxiliary
             after its subject, the rest of the verb left out: "... than he was", "Yes, I do").
+        stranded_questions: A pattern of the words of a question that ends on the preposition it
+            strands (a question word first, the preposition last: "who am i speaking to").
         question_endings: Endings of a question (besides "?").
         question_starts: First words of a question (Hindi's 「क्या」).
         backchannel_prompt: The recognizer's context while the agent speaks.
@@ -96,6 +102,7 @@ class TurnWords:
     closed_endings: tuple[str, ...]
     open_phrases: re.Pattern[str] | None
     closed_phrases: re.Pattern[str] | None
+    stranded_questions: re.Pattern[str] | None
     question_endings: tuple[str, ...]
     question_starts: frozenset[str]
     backchannel_prompt: str
@@ -119,6 +126,7 @@ def _lists(code: str, lists: dict[str, Any]) -> TurnWords:
         closed_endings=longest_first("closed_endings"),
         open_phrases=pattern("open_phrases"),
         closed_phrases=pattern("closed_phrases"),
+        stranded_questions=pattern("stranded_questions"),
         question_endings=longest_first("question_endings"),
         question_starts=frozenset(lists.get("question_starts", ())),
         backchannel_prompt=lists.get("backchannel_prompt", ""),
@@ -204,6 +212,16 @@ def dictating(text: str, language: str = "en") -> bool:
         return False
     words = words_of(stripped, lists.code)
     return bool(words) and words[-1] in lists.number_words
+
+
+def strands(text: str, language: str = "en") -> bool:
+    """Whether ``text`` is a question that ends on the preposition it strands ("Who am I speaking to?",
+    "What is this charge for?"): a question mark last, and the language's ``stranded_questions``."""
+    stripped = text.strip()
+    lists = turn_words(language)
+    if lists is None or lists.stranded_questions is None or not _QUESTION_MARK.search(stripped):
+        return False
+    return bool(lists.stranded_questions.search(" ".join(words_of(stripped, lists.code))))
 
 
 def asks(text: str, language: str = "en") -> bool:

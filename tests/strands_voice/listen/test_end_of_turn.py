@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from strands_voice.listen import THRESHOLDS, asks, dictating, judge_turn, unfinished
+from strands_voice.listen import THRESHOLDS, asks, dictating, judge_turn, strands, unfinished
 from strands_voice.turns import interrupts, is_backchannel
 
 # What Whisper wrote for the endpoint's own voice cut ~0.1 s into a pause, and Smart Turn's p for that
@@ -80,6 +80,44 @@ def test_a_fallen_voice_makes_a_statement_complete_that_the_audio_model_doubts()
     assert not judge_turn(0.01, "Your message has been saved.", fall=-6.1).complete  # the audio denies it
 
 
+def test_a_fallen_voice_makes_a_question_complete_that_the_audio_model_doubts() -> None:
+    """Smart Turn scores some finished questions near 0 (0.01 for "What does the premium plan cost?" in
+    one of the endpoint's voices, which fell 2.6 semitones); the words and the voice end them."""
+    verdict = judge_turn(0.01, "What does the premium plan cost?", fall=-2.6)
+    assert verdict.complete and verdict.wait_s == THRESHOLDS.question_wait_s
+    level = judge_turn(0.01, "What does the premium plan cost?", fall=1.5)
+    assert not level.complete and level.wait_s == THRESHOLDS.finished_wait_s
+    assert not judge_turn(0.01, "Could you tell me?", fall=-6.0).complete  # "tell me" still asks for more
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("Who am I speaking to?", True),
+        ("Which folder should I save the message to?", True),
+        ("What is the weather like?", True),
+        ("What do you know about?", True),
+        ("Who am I speaking to", False),  # no question mark: a statement cut short
+        ("Can I speak to?", False),  # no question word: the object is missing
+        ("I want to talk to?", False),
+        ("Who is it?", False),
+    ],
+)
+def test_a_question_that_strands_its_preposition(words: str, expected: bool) -> None:
+    assert strands(words) is expected
+
+
+def test_a_question_on_a_stranded_preposition_ends_on_a_sure_sound_or_after_a_pause_mid_sentence() -> None:
+    """ "Which folder should I save the message to?" (a human recording: Smart Turn 0.98) ends now; "What
+    is this charge for?" is written the same whether finished or paused before "... on my bill", and
+    Smart Turn scores both low: it waits longer than a pause mid-sentence, not the open-turn limit."""
+    sure = judge_turn(0.98, "Which folder should I save the message to?", fall=-8.0)
+    assert sure.complete and sure.wait_s == THRESHOLDS.question_wait_s
+    unsure = judge_turn(0.02, "What is this charge for?", fall=-7.0)
+    assert not unsure.complete and unsure.wait_s == THRESHOLDS.stranded_wait_s
+    assert 0.8 < THRESHOLDS.stranded_wait_s < 2.0
+
+
 @pytest.mark.parametrize("words", ["4 1 5,", "My card number is 4 1 5, 5 5 5.", "four one five", "415-"])
 def test_digits_dictated_in_groups_wait_longer_than_the_pause_between_groups(words: str) -> None:
     """A caller reading a number pauses 0.8 s between its groups; the audio (each group ends low) and a
@@ -129,6 +167,7 @@ def test_the_sweep_scales_every_wait() -> None:
     doubled = THRESHOLDS.scaled(2.0)
     assert doubled.finished_wait_s == 2 * THRESHOLDS.finished_wait_s
     assert doubled.number_wait_s == 2 * THRESHOLDS.number_wait_s
+    assert doubled.stranded_wait_s == 2 * THRESHOLDS.stranded_wait_s
     assert doubled.complete_p == THRESHOLDS.complete_p
 
 

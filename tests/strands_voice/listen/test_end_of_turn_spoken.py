@@ -95,6 +95,19 @@ def test_a_number_dictated_in_groups_with_pauses_is_one_turn(onnx_engine: Any, r
     assert digits_heard(finals[0]) == "4155551212"
 
 
+def test_a_pause_after_a_stranded_preposition_is_not_an_end(onnx_engine: Any, recognizer: Any) -> None:
+    """ "Which plan can I switch to [0.8 s] without paying a fee?": the words at the pause end a question
+    (said alone, the endpoint's voice falls there too), but the verdict waits out the pause."""
+    turn_model_installed()
+    parts = ["Which plan can I switch to", "without paying a fee?"]
+    spoken = [trimmed(speak_16k(onnx_engine, part)) for part in parts]
+    audio = silence(0.5) + silence(0.8).join(spoken) + silence(2.5)
+    events = asyncio.run(_listen(Listener(recognizer=recognizer), audio))
+    finals = [e.text for e in events if isinstance(e, Transcript) and e.final]
+    assert len([e for e in events if isinstance(e, TurnEnded)]) == 1
+    assert len(finals) == 1 and "without paying a fee" in finals[0].lower()
+
+
 @pytest.mark.parametrize("said", ["He is taller than I am.", "Yes, I do."])
 def test_a_sentence_ending_on_an_auxiliary_after_its_subject_ends_by_the_verdict(
     onnx_engine: Any, recognizer: Any, said: str

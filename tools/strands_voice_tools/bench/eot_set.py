@@ -3,12 +3,13 @@
 Two sources, each turn a recording of one caller's turn at 16 kHz:
 
 - the endpoint's voices (:mod:`strands_voice_tools.bench.turn_set`): the finished questions and the
-  sentences paused for 0.8 s mid-way;
+  sentences paused for 0.8 s mid-way, and questions that end on the preposition they strand, finished
+  or paused for 0.8 s after it (:data:`STRANDED`);
 - real human recordings from Debian's ``asterisk-core-sounds-en-wav`` (Allison Smith's prompts, CC-BY-SA
   3.0, 8 kHz telephone audio read from the installed package, never copied here): statements, commands,
-  short replies and multi-sentence prompts as recorded, and numbers dictated in groups made of its digit
-  recordings (a digit every 0.1 s, the groups 0.8 s apart). Absent when the package is not installed
-  (``apt-get install asterisk-core-sounds-en-wav``).
+  short replies, multi-sentence prompts and its questions as recorded, and numbers dictated in groups made
+  of its digit recordings (a digit every 0.1 s, the groups 0.8 s apart). Absent when the package is not
+  installed (``apt-get install asterisk-core-sounds-en-wav``).
 
 :func:`listen_through` runs the listener's VAD (Silero, frame by frame) and detector over a turn between
 silences once, and keeps what a replay of the detector needs: every frame's speech probability, the pauses
@@ -37,6 +38,7 @@ __all__ = [
     "DIGIT_GROUPS",
     "HUMAN_PROMPTS",
     "SPELLED_DIGITS",
+    "STRANDED",
     "Heard",
     "Turn",
     "digits_heard",
@@ -51,7 +53,8 @@ ASTERISK_DIR: Final = Path("/usr/share/asterisk/sounds/en")
 SPELLED_DIGITS: Final = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4"}
 SPELLED_DIGITS.update(five="5", six="6", seven="7", eight="8", nine="9")
 _TRANSCRIPTS: Final = Path("/usr/share/doc/asterisk-core-sounds-en/core-sounds-en.txt.gz")
-#: Prompts said as a caller could say them: statements, commands, short replies, several sentences.
+#: Prompts said as a caller could say them: statements, commands, short replies, several sentences,
+#: questions.
 HUMAN_PROMPTS: Final = (
     "all-circuits-busy-now",
     "auth-incorrect",
@@ -84,6 +87,19 @@ HUMAN_PROMPTS: Final = (
     "vm-review",
     "vm-tooshort",
     "dir-intro",
+    # the package's questions
+    "vm-changeto",
+    "vm-incorrect-mailbox",
+    "vm-login",
+    "vm-savefolder",
+)
+#: Questions that end on the preposition they strand, and the same words paused for 0.8 s before the
+#: preposition's object (split at ``|``): the words at the pause read alike.
+STRANDED: Final = (
+    "Who should I send the form to?",
+    "What is this charge for?",
+    "Which plan can I switch to | without paying a fee?",
+    "What do you know about | the family plan?",
 )
 #: Numbers dictated in groups (each group's digits 0.1 s apart, the groups :data:`PAUSE_S` apart).
 DIGIT_GROUPS: Final = (("4", "1", "5"), ("5", "5", "5"), ("1", "2", "1", "2"))
@@ -199,11 +215,11 @@ def human_turns() -> list[Turn]:
 
 
 def endpoint_turns(engine: Any, voices: tuple[str, ...]) -> list[Turn]:
-    """The finished questions and the paused sentences in the endpoint's ``voices``."""
+    """The finished questions, the paused sentences and :data:`STRANDED` in the endpoint's ``voices``."""
     return [
         Turn(f"{voice}:{text}", False, " ".join(text.replace("|", " ").split()), spoken(engine, text, voice))
         for voice in voices
-        for text in (*QUESTIONS, *PAUSED)
+        for text in (*QUESTIONS, *PAUSED, *STRANDED)
     ]
 
 
