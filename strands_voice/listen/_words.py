@@ -62,6 +62,7 @@ _NUMBER_END: Final = re.compile(r"\d[\d\s,.-]*$")
 _LETTER: Final = r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0963\u0966-\u097f])"
 _WORD: Final = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*'?")
 _QUESTION_MARK: Final = re.compile(r"[?\uff1f]\s*$")
+_SENTENCE_BREAK: Final = re.compile(r"(?<=[.!?])\s+")
 _END_MARKS: Final = "\u3002.!\uff01\u2026~\u301c\uff5e\u30fc\u3000 "
 # What is not a character of a word in an unspaced language (matching skips it).
 _NOT_CJK_WORD: Final = re.compile(
@@ -85,7 +86,7 @@ class TurnWords:
         closed_phrases: A pattern of last words that end a sentence on an open ending (an auxiliary
             after its subject, the rest of the verb left out: "... than he was", "Yes, I do").
         stranded_questions: A pattern of the words of a question that ends on the preposition it
-            strands (a question word first, the preposition last: "who am i speaking to").
+            strands (a question word, and the preposition last: "who am i speaking to").
         question_endings: Endings of a question (besides "?").
         question_starts: First words of a question (Hindi's 「क्या」).
         backchannel_prompt: The recognizer's context while the agent speaks.
@@ -216,12 +217,14 @@ def dictating(text: str, language: str = "en") -> bool:
 
 def strands(text: str, language: str = "en") -> bool:
     """Whether ``text`` is a question that ends on the preposition it strands ("Who am I speaking to?",
-    "What is this charge for?"): a question mark last, and the language's ``stranded_questions``."""
+    "What is this charge for?"): a question mark last, and the language's ``stranded_questions`` in the
+    last sentence."""
     stripped = text.strip()
     lists = turn_words(language)
     if lists is None or lists.stranded_questions is None or not _QUESTION_MARK.search(stripped):
         return False
-    return bool(lists.stranded_questions.search(" ".join(words_of(stripped, lists.code))))
+    last = _SENTENCE_BREAK.split(stripped)[-1]
+    return bool(lists.stranded_questions.search(" ".join(words_of(last, lists.code))))
 
 
 def asks(text: str, language: str = "en") -> bool:

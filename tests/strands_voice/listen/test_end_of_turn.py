@@ -97,6 +97,9 @@ def test_a_fallen_voice_makes_a_question_complete_that_the_audio_model_doubts() 
         ("Which folder should I save the message to?", True),
         ("What is the weather like?", True),
         ("What do you know about?", True),
+        ("I have a question. Who am I speaking to?", True),
+        ("Okay, so what is this charge for?", True),
+        ("Who is it? I want to talk to?", False),  # the question word is in another sentence
         ("Who am I speaking to", False),  # no question mark: a statement cut short
         ("Can I speak to?", False),  # no question word: the object is missing
         ("I want to talk to?", False),
