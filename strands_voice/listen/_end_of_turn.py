@@ -28,7 +28,7 @@ what the judging itself takes on a laptop:
 Every threshold is in :class:`Thresholds` (:data:`THRESHOLDS`, calibrated on the bench's labelled set of
 the endpoint's voices and real human recordings: docs/benchmarks.md). The probability reported with the
 verdict is the audio's, moved by the words (capped at ``0.1`` when they are unfinished, raised to at least
-``0.9`` for a question judged complete).
+``0.9`` for a question judged complete by rule 4).
 """
 
 from __future__ import annotations

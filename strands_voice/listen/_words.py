@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from strands_voice_protocol.languages import hearing_language
+from strands_voice_protocol.sentences import split_at_sentence_ends
 
 __all__ = [
     "TurnWords",
@@ -62,7 +63,6 @@ _NUMBER_END: Final = re.compile(r"\d[\d\s,.-]*$")
 _LETTER: Final = r"(?:[^\W_]|[\u0300-\u036f\u0900-\u0963\u0966-\u097f])"
 _WORD: Final = re.compile(rf"{_LETTER}+(?:['\u2019-]{_LETTER}+)*'?")
 _QUESTION_MARK: Final = re.compile(r"[?\uff1f]\s*$")
-_SENTENCE_BREAK: Final = re.compile(r"(?<=[.!?])\s+")
 _END_MARKS: Final = "\u3002.!\uff01\u2026~\u301c\uff5e\u30fc\u3000 "
 # What is not a character of a word in an unspaced language (matching skips it).
 _NOT_CJK_WORD: Final = re.compile(
@@ -223,7 +223,7 @@ def strands(text: str, language: str = "en") -> bool:
     lists = turn_words(language)
     if lists is None or lists.stranded_questions is None or not _QUESTION_MARK.search(stripped):
         return False
-    last = _SENTENCE_BREAK.split(stripped)[-1]
+    last = split_at_sentence_ends(stripped)[-1]
     return bool(lists.stranded_questions.search(" ".join(words_of(last, lists.code))))
 
 
